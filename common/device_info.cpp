@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// Device queries and the measured copy roof.
+#include "device_info.hpp"
+
+#include "buffers.hpp"
+#include "cuda_check.hpp"
+#include "timing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace cl {
+namespace {
+
+int attribute(cudaDeviceAttr what, int device) {
+    int value = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&value, what, device));
+    return value;
+}
+
+DeviceInfo query(int device) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    DeviceInfo info;
+    info.ordinal = device;
+    info.name = prop.name;
+    info.compute_major = prop.major;
+    info.compute_minor = prop.minor;
+    info.sm_count = prop.multiProcessorCount;
+    info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+    info.global_bytes = prop.totalGlobalMem;
+    info.max_threads_per_block = prop.maxThreadsPerBlock;
+    info.shared_bytes_per_block = prop.sharedMemPerBlock;
+    // CUDA 13 removed the clock fields from cudaDeviceProp; the attributes remain.
+    info.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
+    info.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
+    info.sm_clock_khz = attribute(cudaDevAttrClockRate, device);
+    return info;
+}
+
+}  // namespace
+
+double DeviceInfo::theoretical_gbps() const {
+    return 2.0 * memory_clock_khz * 1e3 * (memory_bus_bits / 8.0) / 1e9;
+}
+
+double DeviceInfo::fp32_peak_gflops() const {
+    return sm_count * 128.0 * 2.0 * sm_clock_khz * 1e3 / 1e9;
+}
+
+std::string DeviceInfo::summary() const {
+    return fmt::format("{} (sm_{}{}, {} SMs, {} MiB L2)", name, compute_major, compute_minor, sm_count,
+                       l2_bytes >> 20);
+}
+
+std::optional<std::string> why_no_cuda_device() {
+    int count = 0;
+    const cudaError_t code = cudaGetDeviceCount(&count);
+    if (code != cudaSuccess) {
+        return fmt::format("no usable CUDA device: {} ({})", cudaGetErrorString(code), cudaGetErrorName(code));
+    }
+    if (count == 0) return std::string("no CUDA device found");
+    return std::nullopt;
+}
+
+const DeviceInfo& current_device() {
+    static const DeviceInfo info = [] {
+        int device = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        return query(device);
+    }();
+    return info;
+}
+
+double measured_copy_gbps() {
+    static const double gbps = [] {
+        // Large against the L2 (50-60 MiB on Hopper), small against any GPU's memory.
+        const std::size_t bytes = std::max<std::size_t>(std::size_t{512} << 20, 16 * current_device().l2_bytes);
+        DeviceBuffer<unsigned char> source(bytes);
+        DeviceBuffer<unsigned char> target(bytes);
+        CUDA_CHECK(cudaMemset(source.data(), 1, bytes));
+        const double ms = median_ms(
+            [&] { CUDA_CHECK(cudaMemcpy(target.data(), source.data(), bytes, cudaMemcpyDeviceToDevice)); },
+            {.warmup = 2, .repeats = 9, .flush_l2 = false});
+        return gigabytes_per_second(2.0 * static_cast<double>(bytes), ms);
+    }();
+    return gbps;
+}
+
+}  // namespace cl

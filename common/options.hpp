@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// The harness's own command-line options (doctest's are left for doctest).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cl {
+
+struct RunOptions {
+    std::uint64_t seed = 0;
+    bool seed_given = false;              ///< false: a fresh seed was drawn
+    std::string results_path;             ///< --results=FILE / LAB_RESULTS: write JSON results there
+    bool expect_not_implemented = false;  ///< --expect=not-implemented: the starter check
+};
+
+RunOptions& run_options();
+
+/// Reads --seed=N, --results=FILE and --expect=not-implemented (and the LAB_SEED and
+/// LAB_RESULTS environment variables), removes them from argv, and returns the
+/// remaining arguments for doctest. Throws std::invalid_argument on a bad value.
+std::vector<char*> parse_run_options(int argc, char** argv);
+
+}  // namespace cl

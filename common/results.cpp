@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// Results registry and its JSON form (schema "cuda-labs-results/1", see docs/grading.md).
+#include "results.hpp"
+
+#include "options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+namespace cl {
+namespace {
+
+std::string json_number(double value) {
+    if (!std::isfinite(value)) return "null";
+    return fmt::format("{:.6g}", value);
+}
+
+std::string json_verdict(const Verdict& verdict) {
+    return fmt::format(R"({{"status": {}, "message": {}}})", json_string(to_string(verdict.status)),
+                       json_string(verdict.message));
+}
+
+std::string json_perf(const PerfRecord& perf) {
+    return fmt::format(
+        R"({{"status": {}, "message": {}, "time_ms": {}, "throughput": {}, "unit": {}, "percent_of_roof": {}, "variant": {}}})",
+        json_string(to_string(perf.verdict.status)), json_string(perf.verdict.message), json_number(perf.ms),
+        json_number(perf.throughput), json_string(perf.unit), json_number(perf.percent_of_roof),
+        json_string(perf.variant));
+}
+
+}  // namespace
+
+std::string_view to_string(Status status) {
+    switch (status) {
+        case Status::passed: return "passed";
+        case Status::not_implemented: return "not_implemented";
+        case Status::wrong: return "wrong";
+        case Status::error: return "error";
+        case Status::skipped: return "skipped";
+    }
+    return "unknown";
+}
+
+std::string json_string(std::string_view text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out + "\"";
+}
+
+StepRecord& Results::entry(const StepInfo& step) {
+    auto found = std::find_if(steps_.begin(), steps_.end(), [&](const StepRecord& r) { return r.step.id == step.id; });
+    if (found != steps_.end()) return *found;
+    steps_.push_back(StepRecord{step, std::nullopt, std::nullopt});
+    return steps_.back();
+}
+
+void Results::record_correctness(const StepInfo& step, const Verdict& verdict) { entry(step).correctness = verdict; }
+
+void Results::record_perf(const StepInfo& step, const PerfRecord& record) {
+    auto& slot = entry(step).perf;
+    const bool better = !slot || (record.verdict.passed() && (!slot->verdict.passed() || record.ms < slot->ms));
+    if (better) slot = record;
+}
+
+bool Results::all_not_implemented() const {
+    bool any = false;
+    for (const auto& record : steps_) {
+        if (!record.correctness) continue;
+        if (record.correctness->status != Status::not_implemented) return false;
+        any = true;
+    }
+    return any;
+}
+
+std::string Results::to_json() const {
+    std::string steps;
+    for (const auto& record : steps_) {
+        if (!steps.empty()) steps += ",\n    ";
+        steps += fmt::format(R"({{"id": {}, "name": {}, "section": {}, "correctness": {}, "perf": {}}})",
+                             json_string(record.step.id), json_string(record.step.name), record.step.section,
+                             record.correctness ? json_verdict(*record.correctness) : "null",
+                             record.perf ? json_perf(*record.perf) : "null");
+    }
+    const std::string roof =
+        roof_ ? fmt::format(R"({{"name": {}, "value": {}, "unit": {}}})", json_string(roof_->name),
+                            json_number(roof_->value), json_string(roof_->unit))
+              : "null";
+    return fmt::format(
+        "{{\n  \"schema\": \"cuda-labs-results/1\",\n  \"lab\": {},\n  \"seed\": {},\n  \"device\": {},\n"
+        "  \"skipped\": {},\n  \"problem\": {},\n  \"roof\": {},\n  \"steps\": [\n    {}\n  ]\n}}\n",
+        json_string(lab_), run_options().seed, json_string(device_), json_string(skipped_), json_string(problem_),
+        roof, steps);
+}
+
+void Results::write(const std::string& path) const {
+    std::ofstream out(path);
+    out << to_json();
+    if (!out) throw std::runtime_error("cannot write results to " + path);
+}
+
+Results& results() {
+    static Results instance;
+    return instance;
+}
+
+}  // namespace cl

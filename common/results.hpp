@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// Verdicts per step, collected for the whole run, and written as JSON for the grader.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cl {
+
+enum class Status { passed, not_implemented, wrong, error, skipped };
+
+/// "passed", "not_implemented", "wrong", "error", "skipped": the names the JSON uses.
+std::string_view to_string(Status status);
+
+struct Verdict {
+    Status status = Status::skipped;
+    std::string message;
+    bool passed() const noexcept { return status == Status::passed; }
+};
+
+/// One step of a lab: `id` as the table and the grader name it ("3"), a short name,
+/// and the lab sheet's section that explains it.
+struct StepInfo {
+    std::string id;
+    std::string name;
+    int section = 0;
+};
+
+/// The practical limit a lab is measured against.
+struct Roof {
+    std::string name;  ///< "memcpy D2D", "cuBLAS SGEMM"
+    double value = 0;  ///< in `unit`
+    std::string unit;  ///< "GB/s", "GFLOP/s"
+};
+
+struct PerfRecord {
+    Verdict verdict;  ///< correctness of the timed run's output
+    double ms = 0;
+    double throughput = 0;
+    std::string unit;
+    double percent_of_roof = 0;
+    std::string variant;  ///< the configuration timed, if a step has several ("256 threads")
+};
+
+struct StepRecord {
+    StepInfo step;
+    std::optional<Verdict> correctness;
+    std::optional<PerfRecord> perf;
+};
+
+/// Everything this process found. One per process: `results()`.
+class Results {
+public:
+    void set_lab(std::string lab) { lab_ = std::move(lab); }
+    const std::string& lab() const noexcept { return lab_; }
+    void set_device(std::string summary) { device_ = std::move(summary); }
+    void set_problem(std::string problem) { problem_ = std::move(problem); }
+    void set_roof(Roof roof) { roof_ = std::move(roof); }
+    void set_skipped(std::string reason) { skipped_ = std::move(reason); }
+
+    void record_correctness(const StepInfo& step, const Verdict& verdict);
+    /// Keeps the fastest passing record when a step is timed in several variants.
+    void record_perf(const StepInfo& step, const PerfRecord& record);
+
+    const std::vector<StepRecord>& steps() const noexcept { return steps_; }
+    /// True when correctness ran for at least one step and every step said "not implemented".
+    bool all_not_implemented() const;
+
+    std::string to_json() const;
+    void write(const std::string& path) const;
+
+private:
+    StepRecord& entry(const StepInfo& step);
+
+    std::string lab_;
+    std::string device_;
+    std::string problem_;
+    std::optional<Roof> roof_;
+    std::string skipped_;
+    std::vector<StepRecord> steps_;
+};
+
+Results& results();
+
+/// `text` as a JSON string literal, quotes included.
+std::string json_string(std::string_view text);
+
+}  // namespace cl

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// Seeded streams and the harness's own options.
+#include "options.hpp"
+#include "random.hpp"
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+
+TEST_CASE("the same seed and stream give the same values; other streams or seeds differ") {
+    cl::Rng first(42, "inputs a");
+    cl::Rng again(42, "inputs a");
+    cl::Rng other_stream(42, "inputs b");
+    cl::Rng other_seed(43, "inputs a");
+    const auto values = first.floats(64, -1.0F, 1.0F);
+    CHECK(values == again.floats(64, -1.0F, 1.0F));
+    CHECK(values != other_stream.floats(64, -1.0F, 1.0F));
+    CHECK(values != other_seed.floats(64, -1.0F, 1.0F));
+}
+
+TEST_CASE("uniform values stay in range") {
+    cl::Rng rng(7, "range");
+    for (const float value : rng.floats(10000, -2.0F, 3.0F)) {
+        CHECK(value >= -2.0F);
+        CHECK(value < 3.0F);
+    }
+    for (const int value : rng.ints<int>(1000, 0, 255)) {
+        CHECK(value >= 0);
+        CHECK(value <= 255);
+    }
+}
+
+TEST_CASE("harness options are taken out of argv and the rest goes to doctest") {
+    std::string program = "test", seed = "--seed=1234", filter = "-ts=perf", results = "--results=out.json",
+                expect = "--expect=not-implemented";
+    char* argv[] = {program.data(), seed.data(), filter.data(), results.data(), expect.data()};
+    const auto rest = cl::parse_run_options(5, argv);
+    REQUIRE(rest.size() == 2);
+    CHECK(std::string(rest[1]) == "-ts=perf");
+    CHECK(cl::run_options().seed == 1234);
+    CHECK(cl::run_options().seed_given);
+    CHECK(cl::run_options().results_path == "out.json");
+    CHECK(cl::run_options().expect_not_implemented);
+
+    std::string bad = "--seed=12x";
+    char* bad_argv[] = {program.data(), bad.data()};
+    CHECK_THROWS_AS(cl::parse_run_options(2, bad_argv), std::invalid_argument);
+}

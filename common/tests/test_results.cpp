@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// The results registry and its JSON.
+#include "results.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("JSON strings are escaped") {
+    CHECK(cl::json_string("a\"b\\c\nd\te") == R"("a\"b\\c\nd\te")");
+    CHECK(cl::json_string(std::string("\x01", 1)) == R"("\u0001")");
+}
+
+TEST_CASE("statuses have the names the grader reads") {
+    CHECK(cl::to_string(cl::Status::passed) == "passed");
+    CHECK(cl::to_string(cl::Status::not_implemented) == "not_implemented");
+    CHECK(cl::to_string(cl::Status::wrong) == "wrong");
+    CHECK(cl::to_string(cl::Status::error) == "error");
+    CHECK(cl::to_string(cl::Status::skipped) == "skipped");
+}
+
+TEST_CASE("a starter is recognised only when every step is not implemented") {
+    cl::Results results;
+    CHECK_FALSE(results.all_not_implemented());  // nothing ran
+    results.record_correctness({"1", "one", 1}, {cl::Status::not_implemented, "todo"});
+    results.record_correctness({"2", "two", 2}, {cl::Status::not_implemented, "todo"});
+    CHECK(results.all_not_implemented());
+    results.record_correctness({"2", "two", 2}, {cl::Status::wrong, "wrong at index 3"});
+    CHECK_FALSE(results.all_not_implemented());
+}
+
+TEST_CASE("perf keeps the fastest correct variant of a step") {
+    cl::Results results;
+    const cl::StepInfo step{"3", "three", 3};
+    results.record_perf(step, {{cl::Status::passed, ""}, 2.0, 100, "GB/s", 10, "128 threads"});
+    results.record_perf(step, {{cl::Status::passed, ""}, 1.0, 200, "GB/s", 20, "256 threads"});
+    results.record_perf(step, {{cl::Status::wrong, "bad"}, 0.5, 400, "GB/s", 40, "512 threads"});
+    REQUIRE(results.steps().size() == 1);
+    CHECK(results.steps()[0].perf->variant == "256 threads");
+}
+
+TEST_CASE("the JSON holds every field the grader reads") {
+    cl::Results results;
+    results.set_lab("01-matadd");
+    results.set_problem("8 x 8 float");
+    results.set_roof({"memcpy D2D", 2983.0, "GB/s"});
+    results.record_correctness({"1", "one \"quoted\"", 1}, {cl::Status::passed, ""});
+    results.record_perf({"1", "one \"quoted\"", 1}, {{cl::Status::passed, ""}, 0.25, 2700.5, "GB/s", 90.5, ""});
+    const std::string json = results.to_json();
+    for (const char* field : {R"("schema": "cuda-labs-results/1")", R"("lab": "01-matadd")", R"("seed": )",
+                              R"("roof": {"name": "memcpy D2D", "value": 2983, "unit": "GB/s"})",
+                              R"("name": "one \"quoted\"")", R"("correctness": {"status": "passed")",
+                              R"("time_ms": 0.25)", R"("throughput": 2700.5)", R"("percent_of_roof": 90.5)"}) {
+        CAPTURE(field);
+        CHECK(json.find(field) != std::string::npos);
+    }
+}

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// The perf table's layout and arithmetic.
+#include "table.hpp"
+#include "timing.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("rows show time, throughput, share of the roof and speed-up against the previous passing step") {
+    cl::PerfTable table("lab on GPU", "8 x 8 float", {"memcpy D2D", 1000.0, "GB/s"}, "GB/s");
+    table.add_row({"1", "first", 1}, {cl::Status::passed, ""}, 2.0, 250.0);
+    table.add_row({"2", "second", 2}, {cl::Status::not_implemented, "todo"}, 0, 0);
+    table.add_row({"3", "third", 3}, {cl::Status::passed, ""}, 0.5, 1000.0);
+    const std::string text = table.render(false);
+    CHECK(text.find("problem: 8 x 8 float | roof: memcpy D2D 1000.0 GB/s") != std::string::npos);
+    CHECK(text.find("25.0%") != std::string::npos);
+    CHECK(text.find("100.0%") != std::string::npos);
+    CHECK(text.find("not implemented yet") != std::string::npos);
+    CHECK(text.find("4.00x") != std::string::npos);  // step 3 against step 1: 2.0 / 0.5
+    CHECK(text.find("\x1b[") == std::string::npos);  // no colour when not asked
+    CHECK(table.render(true).find("\x1b[") != std::string::npos);
+}
+
+TEST_CASE("extra columns are kept per row") {
+    cl::PerfTable table("t", "p", {"r", 1.0, "GFLOP/s"}, "GFLOP/s", {"regs", "occupancy"});
+    table.add_row({"1", "tiled", 1}, {cl::Status::passed, ""}, 1.0, 0.5, {"40", "100%"});
+    const std::string text = table.render(false);
+    CHECK(text.find("occupancy") != std::string::npos);
+    CHECK(text.find("100%") != std::string::npos);
+}
+
+TEST_CASE("median of odd and even counts") {
+    CHECK(cl::median({3.0, 1.0, 2.0}) == 2.0);
+    CHECK(cl::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
+    CHECK(cl::median({}) == 0.0);
+    CHECK(cl::format_ms(0.351234) == "0.3512 ms");
+}
