@@ -80,8 +80,12 @@ Verdict check_step(const StepInfo& step, const std::function<Comparison()>& tria
     });
     const bool colour = use_colour();
     const std::string label = verdict.passed() ? "PASS" : verdict.status == Status::not_implemented ? "TODO" : "FAIL";
+    // The message starts with "step N: " for the results file; the line already says which step.
+    const std::string prefix = fmt::format("step {}: ", step.id);
+    const std::string_view detail = std::string_view(verdict.message).substr(
+        verdict.message.starts_with(prefix) ? prefix.size() : 0);
     fmt::print("  [{}] step {:<3} {}{}{}\n", paint(label, verdict.status, colour), step.id, step.name,
-               verdict.passed() ? "" : "\n         ", verdict.message);
+               verdict.passed() ? "" : "\n         ", detail);
     std::fflush(stdout);
     results().record_correctness(step, verdict);
     return verdict;
