@@ -2,16 +2,10 @@
 // Lab 01, matrix addition: reference solution.
 #include "matadd.hpp"
 
-#include "cuda_check.hpp"
-
 #include <cstddef>
 
 namespace matadd {
 namespace {
-
-constexpr int kThreadsPerBlock1d = 256;
-constexpr int kBlockSide = 16;  // 16 x 16 = 256 threads, the lecture's dim3(16, 16)
-constexpr int kThreadsGridStride = 256;
 
 // Slow before: the CPU adds one element at a time.
 // Fixes: one GPU thread per element; consecutive threads touch consecutive addresses.
@@ -64,50 +58,8 @@ __global__ void add_grid_stride_vectorized_kernel(const float* a, const float* b
     for (std::size_t i = vectors * 4 + first; i < count; i += stride) c[i] = a[i] + b[i];
 }
 
-std::size_t element_count(int rows, int cols) { return static_cast<std::size_t>(rows) * cols; }
-
-unsigned int blocks_for(std::size_t items, int per_block) {
-    return static_cast<unsigned int>((items + per_block - 1) / per_block);
-}
-
 }  // namespace
-
-void add_1d_grid(const float* a, const float* b, float* c, int rows, int cols) {
-    const std::size_t count = element_count(rows, cols);
-    add_1d_kernel<<<blocks_for(count, kThreadsPerBlock1d), kThreadsPerBlock1d>>>(a, b, c, count);
-    CUDA_CHECK_LAUNCH();
-}
-
-void add_2d_grid(const float* a, const float* b, float* c, int rows, int cols) {
-    const dim3 block(kBlockSide, kBlockSide);
-    const dim3 grid(blocks_for(cols, kBlockSide), blocks_for(rows, kBlockSide));
-    add_2d_kernel<<<grid, block>>>(a, b, c, rows, cols);
-    CUDA_CHECK_LAUNCH();
-}
-
-void add_2d_grid_swapped(const float* a, const float* b, float* c, int rows, int cols) {
-    const dim3 block(kBlockSide, kBlockSide);
-    const dim3 grid(blocks_for(rows, kBlockSide), blocks_for(cols, kBlockSide));
-    add_2d_swapped_kernel<<<grid, block>>>(a, b, c, rows, cols);
-    CUDA_CHECK_LAUNCH();
-}
-
-void add_grid_stride_vectorized(const float* a, const float* b, float* c, int rows, int cols) {
-    int device = 0;
-    int sm_count = 0;
-    int blocks_per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, add_grid_stride_vectorized_kernel,
-                                                             kThreadsGridStride, 0));
-    // Enough blocks to fill every SM once, never more than the work needs.
-    const std::size_t count = element_count(rows, cols);
-    const unsigned int needed = blocks_for((count + 3) / 4, kThreadsGridStride);
-    const unsigned int grid = needed < static_cast<unsigned int>(sm_count * blocks_per_sm)
-                                  ? needed
-                                  : static_cast<unsigned int>(sm_count * blocks_per_sm);
-    add_grid_stride_vectorized_kernel<<<grid, kThreadsGridStride>>>(a, b, c, count);
-    CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace matadd
+
+// The launchers: given, the same for everyone. They choose the grids and launch the kernels above.
+#include "matadd_launchers.cuh"
