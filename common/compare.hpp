@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -65,10 +66,10 @@ inline bool within(double expected, double got, Tolerance tolerance) {
     return std::fabs(got - expected) <= tolerance.absolute + tolerance.relative * std::fabs(expected);
 }
 
-/// Compares `got` element by element with `expected` (the reference, any arithmetic type).
-template <class T, class E>
-Comparison compare(std::span<const E> expected, std::span<const T> got, Tolerance tolerance,
-                   std::string context = {}) {
+/// The loop behind compare() and compare_within(): element i passes when it lies within
+/// `allowed(i, expected)` of the expected value.
+template <class T, class E, class Allowed>
+Comparison compare_by(std::span<const E> expected, std::span<const T> got, Allowed allowed, std::string context) {
     Comparison result;
     result.context = std::move(context);
     result.count = got.size();
@@ -81,7 +82,7 @@ Comparison compare(std::span<const E> expected, std::span<const T> got, Toleranc
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double want = static_cast<double>(expected[i]);
         const double have = static_cast<double>(got[i]);
-        if (within(want, have, tolerance)) continue;
+        if (within(want, have, allowed(i, want))) continue;
         const bool unwritten = holds_poison(got[i]);
         if (result.mismatches == 0) {
             result.first_index = i;
@@ -92,6 +93,31 @@ Comparison compare(std::span<const E> expected, std::span<const T> got, Toleranc
         if (unwritten) ++result.unwritten;
     }
     return result;
+}
+
+/// Compares `got` element by element with `expected` (the reference, any arithmetic type).
+template <class T, class E>
+Comparison compare(std::span<const E> expected, std::span<const T> got, Tolerance tolerance,
+                   std::string context = {}) {
+    return compare_by(expected, got, [&](std::size_t, double) { return tolerance; }, std::move(context));
+}
+
+/// Compares with a bound per element: |got[i] - expected[i]| <= bound[i]. For results whose
+/// rounding error differs from element to element, such as dot products (K * eps * sum |a||b|).
+template <class T>
+Comparison compare_within(std::span<const double> expected, std::span<const double> bound, std::span<const T> got,
+                          std::string context = {}) {
+    if (bound.size() != expected.size()) throw std::invalid_argument("compare_within: one bound per element");
+    return compare_by(
+        expected, got, [&](std::size_t i, double) { return Tolerance{.absolute = bound[i], .relative = 0.0}; },
+        std::move(context));
+}
+
+template <class T>
+Comparison compare_within(const std::vector<double>& expected, const std::vector<double>& bound,
+                          const std::vector<T>& got, std::string context = {}) {
+    return compare_within(std::span<const double>(expected), std::span<const double>(bound), std::span<const T>(got),
+                          std::move(context));
 }
 
 template <class T, class E>

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -72,12 +73,22 @@ StepRecord& Results::entry(const StepInfo& step) {
     return steps_.back();
 }
 
-void Results::record_correctness(const StepInfo& step, const Verdict& verdict) { entry(step).correctness = verdict; }
+void Results::record_correctness(const StepInfo& step, const Verdict& verdict) {
+    entry(step).correctness = verdict;
+    save_if_asked();
+}
 
 void Results::record_perf(const StepInfo& step, const PerfRecord& record) {
     auto& slot = entry(step).perf;
     const bool better = !slot || (record.verdict.passed() && (!slot->verdict.passed() || record.ms < slot->ms));
     if (better) slot = record;
+    save_if_asked();
+}
+
+void Results::save_if_asked() const {
+    // After every step, so that a later crash or hang still leaves the steps already judged.
+    const std::string& path = run_options().results_path;
+    if (this == &results() && !path.empty()) write(path);
 }
 
 bool Results::all_not_implemented() const {
@@ -111,9 +122,14 @@ std::string Results::to_json() const {
 }
 
 void Results::write(const std::string& path) const {
-    std::ofstream out(path);
-    out << to_json();
-    if (!out) throw std::runtime_error("cannot write results to " + path);
+    // Write a neighbour, then rename: a reader never sees half a file.
+    const std::string partial = path + ".partial";
+    {
+        std::ofstream out(partial);
+        out << to_json();
+        if (!out) throw std::runtime_error("cannot write results to " + partial);
+    }
+    if (std::rename(partial.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename results to " + path);
 }
 
 Results& results() {

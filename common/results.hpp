@@ -69,10 +69,12 @@ public:
     bool all_not_implemented() const;
 
     std::string to_json() const;
+    /// Writes the JSON to `path` (atomically: a temporary file, then a rename).
     void write(const std::string& path) const;
 
 private:
     StepRecord& entry(const StepInfo& step);
+    void save_if_asked() const;  ///< after each record, when --results was given
 
     std::string lab_;
     std::string device_;

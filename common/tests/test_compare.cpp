@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -74,4 +75,17 @@ TEST_CASE("integers compare exactly; a poison value that is also the answer is f
 TEST_CASE("outputs of the wrong length fail") {
     const std::vector<double> expected{1.0, 2.0};
     CHECK_FALSE(cl::compare(expected, std::vector<float>{1.0F}, cl::Tolerance::exact()).ok());
+}
+
+TEST_CASE("per-element bounds: each element against its own bound") {
+    const std::vector<double> expected{10.0, 10.0, 10.0};
+    const std::vector<double> bound{0.5, 0.0, 2.0};
+    CHECK(cl::compare_within(expected, bound, std::vector<float>{10.4F, 10.0F, 8.5F}).ok());
+    const auto wrong = cl::compare_within(expected, bound, std::vector<float>{10.4F, 10.001F, 8.5F}, "for 1 x 3");
+    CHECK(wrong.first_index == 1);
+    CHECK(wrong.mismatches == 1);
+    const std::vector<float> none(3, poisoned_float());
+    CHECK(cl::compare_within(expected, bound, none).nothing_written());
+    CHECK_THROWS_AS(cl::compare_within(expected, std::vector<double>{1.0}, std::vector<float>(3, 10.0F)),
+                    std::invalid_argument);
 }

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: MIT
+"""python3 -m grading {grade,gradebook,verify-course,export-student,build-reference,make-fixtures}
+
+See docs/grading.md. Exit status of `grade`: 0 graded (and at or above --pass-at), 1 graded but
+below --pass-at, 2 the grader could not work (bad arguments, course, configuration, sandbox),
+3 incomplete: some lab could not be graded (no GPU, the reference failed); no points for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from . import outputs
+from .config import Config, ConfigError
+from .course import Course, CourseError
+from .export import ExportError, export
+from .sandbox import Sandbox, SandboxError
+from .seeds import Seeds
+
+EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
+DEFAULT_COURSE = Path(__file__).resolve().parent.parent
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
+
+
+def submission_id(path: Path) -> str:
+    name = path.name
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "submission"
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--course", type=Path, default=DEFAULT_COURSE,
+                        help="the instructor's course tree, with solutions/ (default: this checkout)")
+    parser.add_argument("--config", type=Path, help="grading configuration (default: COURSE/grading/grading.json)")
+    parser.add_argument("--labs", help="comma-separated lab names (default: every lab with a lab.json)")
+    parser.add_argument("--gpu-arch", default="auto", help="meson's gpu_arch (default auto: the GPU present)")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python3 -m grading", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade one submission, or every submission in a folder")
+    _common(g)
+    what = g.add_mutually_exclusive_group(required=True)
+    what.add_argument("--submission", type=Path, help="a folder or a .zip/.tar.gz archive")
+    what.add_argument("--submissions", type=Path, help="a folder of submissions (one per entry)")
+    g.add_argument("--out", type=Path, required=True, help="output folder")
+    g.add_argument("--id", help="the submission's id (default: its file name)")
+    g.add_argument("--seed", type=int, help="a fixed seed (debugging a regrade only)")
+    g.add_argument("--seed-key", type=Path, help="instructor key file: seeds = HMAC(key, id, lab, files)")
+    g.add_argument("--reference-dir", type=Path, help="where the reference builds are kept and reused")
+    g.add_argument("--scratch", type=Path, help="where submissions are built (default: the temp folder)")
+    g.add_argument("--gradescope-results", type=Path, help="also write Gradescope's results.json here")
+    g.add_argument("--pass-at", type=float, default=0.0, help="exit 1 below this fraction of the points")
+    g.add_argument("--no-sandbox", action="store_true", help="do not use bubblewrap (trusted input only)")
+    g.add_argument("--require-sandbox", action="store_true", help="refuse to grade without bwrap and a non-root user")
+    g.add_argument("--keep-scratch", action="store_true", help="keep the build folders (debugging)")
+
+    b = sub.add_parser("gradebook", help="the CSV gradebook from grade outputs")
+    b.add_argument("dirs", type=Path, nargs="+", help="grade --out folders, or folders of them")
+    b.add_argument("--csv", type=Path, help="write here (default: standard output)")
+
+    v = sub.add_parser("verify-course", help="every solution passes, every starter says 'not implemented'")
+    _common(v)
+    v.add_argument("--allow-no-gpu", action="store_true", help="exit 0 when everything builds but no GPU is present")
+
+    e = sub.add_parser("export-student", help="the student edition: a folder, .zip or .tar.gz")
+    e.add_argument("--course", type=Path, default=DEFAULT_COURSE)
+    e.add_argument("--config", type=Path)
+    e.add_argument("--out", type=Path, required=True)
+
+    r = sub.add_parser("build-reference", help="build the reference solutions once (for a cluster run)")
+    _common(r)
+    r.add_argument("--reference-dir", type=Path, required=True)
+
+    f = sub.add_parser("make-fixtures", help="write the test submissions (from the course's solutions)")
+    f.add_argument("--course", type=Path, default=DEFAULT_COURSE)
+    f.add_argument("--out", type=Path, required=True)
+    f.add_argument("--gpu", action="store_true", help="also the lab 01 GPU cases (wrong, out of bounds, hang, NaN)")
+    return parser.parse_args(argv)
+
+
+def load(args) -> tuple[Course, Config, list]:
+    course = Course(args.course)
+    config = Config.load(args.config or course.root / "grading" / "grading.json")
+    labs = course.select([n.strip() for n in args.labs.split(",") if n.strip()] if getattr(args, "labs", None) else None)
+    return course, config, labs
+
+
+def cmd_grade(args) -> int:
+    from .grade import Grader, Reference, log
+    course, config, labs = load(args)
+    if not labs:
+        raise CourseError("no labs to grade")
+    seeds = Seeds(fixed=args.seed) if args.seed is not None else Seeds(
+        key=args.seed_key.read_bytes().strip() if args.seed_key else None)
+    sandbox = Sandbox.from_config(config, use_bwrap=not args.no_sandbox,
+                                  require=True if args.require_sandbox else None).prepare()
+    for warning in sandbox.warnings:
+        log(f"WARNING: {warning}")
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grading-", dir=args.scratch) as scratch:
+        scratch = Path(scratch)
+        os.chmod(scratch, 0o711)  # the unprivileged user may pass through, not list
+        reference_dir = (args.reference_dir or scratch / "reference").resolve()
+        reference_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(reference_dir, 0o700)
+        reference = Reference(course, reference_dir, sandbox, config, args.gpu_arch)
+        grader = Grader(course, config, sandbox, reference, seeds, args.gpu_arch, scratch, args.keep_scratch)
+        if args.submission is not None:
+            items = [(args.id or submission_id(args.submission), args.submission, out)]
+        else:
+            entries = sorted(p for p in args.submissions.iterdir() if not p.name.startswith("."))
+            items = [(submission_id(p), p, out / submission_id(p)) for p in entries]
+        grades = []
+        for sid, path, out_dir in items:
+            grade = grader.grade(path, sid, labs, out_dir / "logs")
+            outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
+            grades.append(grade)
+        if args.submissions is not None:
+            summaries = [json.loads(p.read_text()) for p in outputs.find_summaries([out])]
+            (out / "gradebook.csv").write_text(outputs.gradebook(summaries), encoding="utf-8")
+    for grade in grades:
+        print(outputs.one_line(grade), flush=True)
+    if not all(g.complete for g in grades):
+        return EXIT_INCOMPLETE
+    if any(g.score < args.pass_at * g.max_score - 1e-9 for g in grades):
+        return EXIT_BELOW
+    return EXIT_OK
+
+
+def cmd_gradebook(args) -> int:
+    summaries = []
+    for path in outputs.find_summaries(args.dirs):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            print(f"skipping {path}: {error}", file=sys.stderr)
+            continue
+        if data.get("schema") == outputs.SUMMARY_SCHEMA:
+            summaries.append(data)
+    if not summaries:
+        print("no grade summaries (summary.json) found", file=sys.stderr)
+        return EXIT_ERROR
+    text = outputs.gradebook(summaries)
+    if args.csv:
+        args.csv.write_text(text, encoding="utf-8")
+        print(f"wrote {args.csv}: {len(summaries)} student(s)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    from .verify import verify
+    course, config, labs = load(args)
+    checks = verify(course, labs, args.gpu_arch, config.limits["build_timeout_s"], config.limits["run_timeout_s"])
+    for check in checks:
+        state = "FAILED" if not check.ok else "builds; not run: no GPU" if check.no_gpu else "verified"
+        print(f"{check.lab}: {state}")
+        for line in check.lines:
+            print("  " + line.replace("\n", "\n    "))
+    if not all(c.ok for c in checks):
+        return 1
+    if any(c.no_gpu for c in checks) and not args.allow_no_gpu:
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    course = Course(args.course)
+    config = Config.load(args.config or course.root / "grading" / "grading.json")
+    files = export(course, config.student_edition_exclude, args.out)
+    print(f"wrote the student edition ({len(files)} files) to {args.out}")
+    return EXIT_OK
+
+
+def cmd_build_reference(args) -> int:
+    from .grade import Reference
+    course, config, labs = load(args)
+    args.reference_dir.mkdir(parents=True, exist_ok=True)
+    reference = Reference(course, args.reference_dir.resolve(), Sandbox(use_bwrap=False), config, args.gpu_arch)
+    failed = 0
+    for lab in labs:
+        built = reference.build(lab)
+        print(f"{lab.name}: {'built' if built.ok else 'FAILED: ' + built.reason}")
+        failed += not built.ok
+    return 1 if failed else EXIT_OK
+
+
+def cmd_fixtures(args) -> int:
+    from .fixtures import make_basic, make_gpu
+    course = Course(args.course)
+    made = make_basic(course, args.out, course.labs())
+    if args.gpu:
+        made.update(make_gpu(course, args.out))
+    for name, path in made.items():
+        print(f"{name}: {path}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    commands = {"grade": cmd_grade, "gradebook": cmd_gradebook, "verify-course": cmd_verify,
+                "export-student": cmd_export, "build-reference": cmd_build_reference, "make-fixtures": cmd_fixtures}
+    try:
+        return commands[args.command](args)
+    except (ConfigError, CourseError, ExportError, SandboxError, OSError, ValueError) as error:
+        print(f"grading: error: {error}", file=sys.stderr)
+        print(json.dumps({"error": str(error)}), flush=True)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+"""The instructor-editable grading configuration (grading/grading.json) and its defaults."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# Used for everything the file leaves out, and when there is no file at all.
+BUILTIN = {
+    "defaults": {
+        "correctness_points": 1.0,
+        "performance_points": 1.0,
+        "full_ratio": 0.8,
+        "floor_ratio": 0.25,
+        "metric": "time",
+    },
+    "labs": {},
+    "limits": {
+        "build_timeout_s": 900,
+        "run_timeout_s": 300,
+        "memory_max": "16G",
+        "memory_method": "auto",
+        "output_max": "256M",
+        "processes_max": 4096,
+    },
+    "sandbox": {"require": False, "user": "nobody", "extra_ro_binds": []},
+    "gradescope": {"visibility": "visible", "stdout_visibility": "hidden"},
+    "on_sticky_error": "zero_lab",
+    "student_edition_exclude": ["solutions/", "grading/grading.json", "grading/*.key", "grading/secrets/", ".devkit/"],
+}
+
+STEP_KEYS = ("correctness_points", "performance_points", "full_ratio", "floor_ratio", "metric")
+GRADESCOPE_VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
+
+
+class ConfigError(ValueError):
+    """The configuration file is unusable; the message says where."""
+
+
+@dataclass(frozen=True)
+class StepRule:
+    correctness_points: float
+    performance_points: float
+    full_ratio: float
+    floor_ratio: float
+    metric: str  # "time" (reference ms / student ms) or "throughput" (student / reference)
+
+
+def parse_size(text) -> int:
+    """'16G', '512M', '1024' (bytes) -> bytes."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return int(text)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE)
+    if not match:
+        raise ConfigError(f"bad size {text!r}: want e.g. 16G, 512M or a number of bytes")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[match.group(2).upper()]
+    return int(float(match.group(1)) * scale)
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class Config:
+    def __init__(self, data: dict | None = None, source: str = "built-in defaults"):
+        self.source = source
+        self.data = _merge(BUILTIN, data or {})
+        self._validate()
+
+    @classmethod
+    def load(cls, path: Path | None) -> "Config":
+        if path is None or not Path(path).is_file():
+            return cls(None, "built-in defaults" if path is None else f"built-in defaults ({path} not found)")
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"{path}: {error}") from error
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the top level must be an object")
+        return cls(data, str(path))
+
+    def _validate(self) -> None:
+        self._check_rule(self.data["defaults"], "defaults")
+        labs = self.data["labs"]
+        if not isinstance(labs, dict):
+            raise ConfigError("'labs' must be an object keyed by lab name")
+        for lab, entry in labs.items():
+            if not isinstance(entry, dict):
+                raise ConfigError(f"labs.{lab} must be an object")
+            self._check_rule(entry, f"labs.{lab}")
+            steps = entry.get("steps", {})
+            if not isinstance(steps, dict):
+                raise ConfigError(f"labs.{lab}.steps must be an object keyed by step id")
+            for step, rule in steps.items():
+                if not isinstance(rule, dict):
+                    raise ConfigError(f"labs.{lab}.steps.{step} must be an object")
+                self._check_rule(rule, f"labs.{lab}.steps.{step}")
+        limits = self.data["limits"]
+        for key in ("build_timeout_s", "run_timeout_s"):
+            if not _is_number(limits.get(key)) or limits[key] <= 0:
+                raise ConfigError(f"limits.{key} must be a positive number of seconds")
+        parse_size(limits["memory_max"])
+        parse_size(limits["output_max"])
+        if limits["memory_method"] not in ("auto", "cgroup", "rlimit_data", "none"):
+            raise ConfigError("limits.memory_method must be auto, cgroup, rlimit_data or none")
+        if self.data["on_sticky_error"] not in ("zero_lab", "keep_earlier_steps"):
+            raise ConfigError("on_sticky_error must be zero_lab or keep_earlier_steps")
+        for key in ("visibility", "stdout_visibility"):
+            if self.data["gradescope"].get(key) not in GRADESCOPE_VISIBILITY:
+                raise ConfigError(f"gradescope.{key} must be one of {', '.join(GRADESCOPE_VISIBILITY)}")
+
+    @staticmethod
+    def _check_rule(rule: dict, where: str) -> None:
+        for key in ("correctness_points", "performance_points"):
+            if key in rule and (not _is_number(rule[key]) or rule[key] < 0):
+                raise ConfigError(f"{where}.{key} must be a number >= 0")
+        for key in ("full_ratio", "floor_ratio"):
+            if key in rule and (not _is_number(rule[key]) or rule[key] < 0):
+                raise ConfigError(f"{where}.{key} must be a number >= 0")
+        if "metric" in rule and rule["metric"] not in ("time", "throughput"):
+            raise ConfigError(f"{where}.metric must be 'time' or 'throughput'")
+        if rule.get("full_ratio", 1) == 0:
+            raise ConfigError(f"{where}.full_ratio must be > 0")
+
+    def step_rule(self, lab: str, step: str) -> StepRule:
+        """Defaults, then the lab's own values, then the step's."""
+        merged = {key: self.data["defaults"][key] for key in STEP_KEYS}
+        lab_entry = self.data["labs"].get(lab, {})
+        for layer in (lab_entry, lab_entry.get("steps", {}).get(step, {})):
+            merged.update({key: layer[key] for key in STEP_KEYS if key in layer})
+        if merged["floor_ratio"] > merged["full_ratio"]:
+            raise ConfigError(f"{lab} step {step}: floor_ratio is above full_ratio")
+        return StepRule(float(merged["correctness_points"]), float(merged["performance_points"]),
+                        float(merged["full_ratio"]), float(merged["floor_ratio"]), merged["metric"])
+
+    @property
+    def limits(self) -> dict:
+        return self.data["limits"]
+
+    @property
+    def sandbox(self) -> dict:
+        return self.data["sandbox"]
+
+    @property
+    def gradescope(self) -> dict:
+        return self.data["gradescope"]
+
+    @property
+    def student_edition_exclude(self) -> list[str]:
+        return list(self.data["student_edition_exclude"])
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: MIT
+"""What a grading run writes: Gradescope's results.json, the student's Markdown report, the
+machine-readable summary (read back by the gradebook), the CSV gradebook, the one-line summary."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, StepGrade
+
+SUMMARY_SCHEMA = "cuda-labs-grade/1"
+STATE_WORDS = {GRADED: "graded", FAILED: "scored 0", NOT_SUBMITTED: "not submitted", NOT_GRADED: "NOT GRADED"}
+
+
+def _fmt(value, digits=3, suffix="") -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}g}{suffix}"
+
+
+def _points(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else f"{int(value)}"
+
+
+def _verdict_word(step: StepGrade) -> str:
+    return {"passed": "pass", "not_implemented": "not implemented", "wrong": "WRONG", "error": "ERROR",
+            "skipped": "not run", "missing": "missing", "not_run": "-"}.get(step.correctness_status,
+                                                                          step.correctness_status)
+
+
+# --- summary (JSON, one per submission) ---------------------------------------------------------
+def summary(grade) -> dict:
+    return {
+        "schema": SUMMARY_SCHEMA,
+        "submission": grade.submission_id,
+        "score": grade.score,
+        "max_score": grade.max_score,
+        "complete": grade.complete,
+        "seconds": round(grade.seconds, 1),
+        "sandbox": grade.sandbox,
+        "warnings": grade.warnings,
+        "ignored_count": grade.taken.ignored_count if grade.taken else 0,
+        "labs": {lab.lab: _lab_summary(lab) for lab in grade.labs},
+    }
+
+
+def _lab_summary(lab: LabGrade) -> dict:
+    return {
+        "state": lab.state, "score": lab.score, "max_score": lab.max_score, "reason": lab.reason,
+        "seed": lab.seed, "device": lab.device, "review_flags": lab.review_flags,
+        "steps": [{"id": s.id, "name": s.name, "correctness": s.correctness_status,
+                   "correctness_points": s.correctness_points, "correctness_max": s.correctness_max,
+                   "perf": s.perf_status, "time_ms": s.time_ms, "throughput": s.throughput, "unit": s.unit,
+                   "reference_time_ms": s.reference_time_ms, "reference_throughput": s.reference_throughput,
+                   "ratio": s.ratio, "performance_points": s.performance_points,
+                   "performance_max": s.performance_max, "reasons": s.reasons} for s in lab.steps],
+    }
+
+
+def one_line(grade) -> str:
+    """The last line a `grade` run prints: for GitHub Classroom and scripts."""
+    return json.dumps({"submission": grade.submission_id, "score": grade.score, "max_score": grade.max_score,
+                       "complete": grade.complete,
+                       "labs": {lab.lab: {"state": lab.state, "score": lab.score, "max_score": lab.max_score}
+                                for lab in grade.labs}}, separators=(",", ":"))
+
+
+# --- Gradescope ---------------------------------------------------------------------------------
+def gradescope(grade, visibility: str = "visible", stdout_visibility: str = "hidden") -> dict:
+    """https://gradescope-autograders.readthedocs.io/en/latest/specs/ : one test per lab (its build
+    and run, 0 points, with the reason) and one per step (correctness + performance points)."""
+    tests = []
+    for lab in grade.labs:
+        tests.append({
+            "name": f"{lab.lab}: build and run",
+            "number": lab.lab.split("-", 1)[0],
+            "score": 0, "max_score": 0,
+            "status": "passed" if lab.state == GRADED else "failed",
+            "output": _lab_text(lab),
+            "output_format": "md",
+            "tags": [lab.lab],
+            "visibility": visibility,
+        })
+        for step in lab.steps:
+            tests.append({
+                "name": f"{lab.lab} step {step.id}: {step.name}".rstrip(": "),
+                "number": f"{lab.lab.split('-', 1)[0]}.{step.id}",
+                "score": step.score if lab.state == GRADED else 0,
+                "max_score": step.max_score,
+                "status": "passed" if lab.state == GRADED and step.score >= step.max_score else "failed",
+                "output": _step_text(lab, step),
+                "output_format": "md",
+                "tags": [lab.lab],
+                "visibility": visibility,
+            })
+    notes = []
+    if not grade.complete:
+        notes.append("**This grade is incomplete**: some labs could not be graded (see below). No points were "
+                     "awarded for them; your instructor will regrade.")
+    notes += [f"- {w}" for w in grade.warnings]
+    if grade.taken and grade.taken.ignored_count:
+        notes.append(f"{grade.taken.ignored_count} file(s) in the submission were ignored (only the lab files "
+                     "listed in each lab.json are graded).")
+    return {
+        "score": grade.score,
+        "execution_time": int(grade.seconds),
+        "output": "\n".join(notes) if notes else "Graded.",
+        "output_format": "md",
+        "visibility": visibility,
+        "stdout_visibility": stdout_visibility,
+        "tests": tests,
+    }
+
+
+def _lab_text(lab: LabGrade) -> str:
+    text = f"{STATE_WORDS[lab.state]}: {lab.score:g} / {lab.max_score:g}"
+    if lab.reason:
+        text += f"\n\n{lab.reason}"
+    if _show_build_log(lab):
+        text += "\n\n```\n" + lab.build_log[-3000:] + "\n```"
+    return text
+
+
+def _step_text(lab: LabGrade, step: StepGrade) -> str:
+    lines = [f"correctness: {_verdict_word(step)} ({_points(step.correctness_points)}/{_points(step.correctness_max)})"]
+    if step.performance_max:
+        lines.append(f"performance: {_points(step.performance_points)}/{_points(step.performance_max)}"
+                     + (f", {step.ratio:.2f} x the reference's speed" if step.ratio is not None else ""))
+    lines += [f"- {r}" for r in step.reasons]
+    return "\n".join(lines)
+
+
+# --- Markdown report ------------------------------------------------------------------------------
+def markdown(grade) -> str:
+    out = [f"# Grade report: {grade.submission_id}", ""]
+    out.append(f"**Total: {_points(grade.score)} / {_points(grade.max_score)}**"
+               + ("" if grade.complete else "  (INCOMPLETE: some labs were not graded, see below)"))
+    out.append("")
+    out.append("| lab | state | points | reason |")
+    out.append("| --- | --- | ---: | --- |")
+    for lab in grade.labs:
+        out.append(f"| {lab.lab} | {STATE_WORDS[lab.state]} | {_points(lab.score)} / {_points(lab.max_score)} | "
+                   f"{_cell(lab.reason)} |")
+    out.append("")
+    for lab in grade.labs:
+        out.append(f"## {lab.lab}: {lab.title}".rstrip(": "))
+        out.append("")
+        out.append(f"{STATE_WORDS[lab.state]}: **{_points(lab.score)} / {_points(lab.max_score)}**"
+                   + (f". {lab.reason}" if lab.reason else ""))
+        facts = [f"seed {lab.seed}" if lab.seed is not None else "", lab.device, f"{lab.seconds:.0f} s"]
+        out.append("")
+        out.append("(" + ", ".join(f for f in facts if f) + ")")
+        out.append("")
+        if lab.steps:
+            out.append("| step | name | correctness | time (ms) | throughput | reference (ms) | speed vs ref | "
+                       "points | max |")
+            out.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+            for s in lab.steps:
+                throughput = f"{_fmt(s.throughput, 4)} {s.unit}" if s.throughput is not None else "-"
+                out.append(f"| {s.id} | {_cell(s.name)} | {_verdict_word(s)} | {_fmt(s.time_ms, 4)} | {throughput} | "
+                           f"{_fmt(s.reference_time_ms, 4)} | {_fmt(s.ratio, 3, ' x')} | "
+                           f"{_points(s.score if lab.state == GRADED else 0)} | {_points(s.max_score)} |")
+            out.append("")
+            lost = [(s, r) for s in lab.steps for r in s.reasons]
+            if lost:
+                out.append("Points lost:")
+                out.append("")
+                out += [f"- step {s.id}: {r}" for s, r in lost]
+                out.append("")
+        if lab.review_flags:
+            out.append("For the instructor's review (no points depend on this):")
+            out.append("")
+            out += [f"- {flag}" for flag in lab.review_flags]
+            out.append("")
+        if _show_build_log(lab):
+            out += ["<details><summary>Build log (end)</summary>", "", "```", lab.build_log[-4000:], "```", "",
+                    "</details>", ""]
+        elif lab.output and lab.state != NOT_SUBMITTED:
+            out += ["<details><summary>Harness output (end)</summary>", "", "```", lab.output[-4000:], "```", "",
+                    "</details>", ""]
+    taken = grade.taken
+    if taken is not None:
+        out.append("## The submission")
+        out.append("")
+        out.append(f"Read as a {taken.kind}; graded folder: `{taken.root or './'}` ({taken.layout}). Only the files "
+                   "each lab's lab.json lists were taken; the harness, common/ and the build files are the course's.")
+        out.append("")
+        if taken.ignored_count:
+            out.append(f"Ignored ({taken.ignored_count}):")
+            out.append("")
+            out += [f"- {_cell(line)}" for line in taken.ignored]
+            if taken.ignored_count > len(taken.ignored):
+                out.append(f"- ... and {taken.ignored_count - len(taken.ignored)} more")
+            out.append("")
+    if grade.warnings:
+        out.append("## Warnings")
+        out.append("")
+        out += [f"- {w}" for w in grade.warnings]
+        out.append("")
+    out.append(f"Sandbox: {grade.sandbox}. Seeds: {grade.seed_mode}.")
+    out.append("")
+    return "\n".join(out)
+
+
+def _show_build_log(lab: LabGrade) -> bool:
+    """The build's log belongs in the report when the build is what failed."""
+    return bool(lab.build_log) and not lab.output and lab.state in (FAILED, NOT_GRADED)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+# --- writing one submission's outputs -------------------------------------------------------------
+def write_all(grade, out_dir: Path, config, gradescope_path: Path | None = None) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "summary.json").write_text(json.dumps(summary(grade), indent=1) + "\n", encoding="utf-8")
+    (out_dir / "report.md").write_text(markdown(grade), encoding="utf-8")
+    results = gradescope(grade, config.gradescope["visibility"], config.gradescope["stdout_visibility"])
+    text = json.dumps(results, indent=1) + "\n"
+    for path in [out_dir / "results.json"] + ([gradescope_path] if gradescope_path else []):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)  # written once, whole
+
+
+# --- gradebook --------------------------------------------------------------------------------------
+def find_summaries(directories: list[Path]) -> list[Path]:
+    found = []
+    for directory in directories:
+        directory = Path(directory)
+        if (directory / "summary.json").is_file():
+            found.append(directory / "summary.json")
+        else:
+            found += sorted(directory.glob("*/summary.json"))
+    return found
+
+
+def gradebook(summaries: list[dict]) -> str:
+    """One row per student, one column per lab, the total; not-graded labs are left empty and named
+    in the notes column, so that a spreadsheet never mistakes them for zeros."""
+    labs = sorted({lab for s in summaries for lab in s.get("labs", {})})
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", *labs, "total", "max_total", "complete", "notes"])
+    for s in sorted(summaries, key=lambda s: str(s.get("submission", ""))):
+        row, notes, max_total = [_csv_safe(str(s.get("submission", "")))], [], 0.0
+        for lab in labs:
+            entry = s.get("labs", {}).get(lab)
+            if entry is None:
+                row.append("")
+                continue
+            max_total += entry.get("max_score", 0) or 0
+            if entry.get("state") == NOT_GRADED:
+                row.append("")
+                notes.append(f"{lab}: {entry.get('reason', 'not graded')}")
+            else:
+                row.append(_points(entry.get("score", 0)))
+                if entry.get("state") in (FAILED, NOT_SUBMITTED):
+                    notes.append(f"{lab}: {entry.get('reason', '')}")
+        row += [_points(s.get("score", 0)), _points(max_total), "yes" if s.get("complete") else "no",
+                _csv_safe("; ".join(notes))]
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def _csv_safe(text: str) -> str:
+    """No spreadsheet formulas from submission names or reasons."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: MIT
+"""Points from facts: correctness first, then speed relative to the reference on the same GPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import StepRule
+
+# Lab states
+GRADED = "graded"  # the harness ran; steps scored
+FAILED = "failed"  # build error, crash, hang, out of memory: every step 0, with the reason
+NOT_SUBMITTED = "not_submitted"  # the lab's files are not in the submission
+NOT_GRADED = "not_graded"  # no GPU or the reference failed: no points either way, the grade is incomplete
+
+
+@dataclass
+class StepGrade:
+    id: str
+    name: str
+    correctness_max: float
+    performance_max: float
+    correctness_status: str = "not_run"
+    correctness_message: str = ""
+    correctness_points: float = 0.0
+    perf_status: str = "not_run"
+    time_ms: float | None = None
+    throughput: float | None = None
+    unit: str = ""
+    reference_time_ms: float | None = None
+    reference_throughput: float | None = None
+    ratio: float | None = None
+    performance_points: float = 0.0
+    reasons: list[str] = field(default_factory=list)  # one line per lost point
+
+    @property
+    def score(self) -> float:
+        return round(self.correctness_points + self.performance_points, 4)
+
+    @property
+    def max_score(self) -> float:
+        return self.correctness_max + self.performance_max
+
+
+def perf_fraction(ratio: float, rule: StepRule) -> float:
+    """Full points at or above full_ratio, proportional below it, nothing below floor_ratio."""
+    if ratio >= rule.full_ratio:
+        return 1.0
+    if ratio < rule.floor_ratio:
+        return 0.0
+    return ratio / rule.full_ratio
+
+
+def speed_ratio(student: dict, reference: dict, metric: str) -> float | None:
+    """student relative to reference, > 1 when faster; None when it cannot be computed."""
+    if metric == "throughput":
+        s, r = student.get("throughput"), reference.get("throughput")
+        if s and r and s > 0 and r > 0:
+            return s / r
+    s, r = student.get("time_ms"), reference.get("time_ms")
+    if s and r and s > 0 and r > 0:
+        return r / s
+    return None
+
+
+def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dict | None,
+               student_perf: dict | None, reference_perf: dict | None, perf_reason: str = "") -> StepGrade:
+    """One step. student_* are the harness's records (None: absent). perf_reason: why the student's
+    perf run has no record for any step (it crashed, timed out, was not run)."""
+    perf_max = rule.performance_points if (reference_perf and reference_perf.get("status") == "passed") else 0.0
+    grade = StepGrade(step_id, name, rule.correctness_points, perf_max)
+    if reference_perf is not None:
+        grade.reference_time_ms = reference_perf.get("time_ms")
+        grade.reference_throughput = reference_perf.get("throughput")
+        grade.unit = reference_perf.get("unit", "")
+
+    if student_correctness is None:
+        grade.correctness_status = "missing"
+        grade.reasons.append("correctness: the harness reported nothing for this step")
+    else:
+        grade.correctness_status = student_correctness["status"]
+        grade.correctness_message = student_correctness.get("message", "")
+        if grade.correctness_status == "passed":
+            grade.correctness_points = rule.correctness_points
+        else:
+            grade.reasons.append(f"correctness: {_say(grade.correctness_status)}"
+                                 + (f" ({grade.correctness_message})" if grade.correctness_message else ""))
+
+    if perf_max == 0:
+        return grade
+    if grade.correctness_status != "passed":
+        grade.perf_status = "not_run"
+        grade.reasons.append("performance: no points before the step is correct")
+        return grade
+    if student_perf is None:
+        grade.perf_status = "missing"
+        grade.reasons.append("performance: " + (perf_reason or "the harness did not time this step"))
+        return grade
+    grade.perf_status = student_perf["status"]
+    grade.time_ms = student_perf.get("time_ms")
+    grade.throughput = student_perf.get("throughput")
+    grade.unit = student_perf.get("unit") or grade.unit
+    if grade.perf_status != "passed":
+        grade.reasons.append(f"performance: the timed run's output was {_say(grade.perf_status)}"
+                             + (f" ({student_perf.get('message')})" if student_perf.get("message") else ""))
+        return grade
+    grade.ratio = speed_ratio(student_perf, reference_perf, rule.metric)
+    if grade.ratio is None:
+        grade.reasons.append("performance: no time to compare with the reference")
+        return grade
+    fraction = perf_fraction(grade.ratio, rule)
+    grade.performance_points = round(perf_max * fraction, 4)
+    if fraction < 1.0:
+        if fraction == 0.0:
+            grade.reasons.append(f"performance: {grade.ratio:.2f} x the reference's speed, below the floor of "
+                                 f"{rule.floor_ratio:.2f}: no points")
+        else:
+            grade.reasons.append(f"performance: {grade.ratio:.2f} x the reference's speed (full points from "
+                                 f"{rule.full_ratio:.2f}): {grade.performance_points:g} of {perf_max:g}")
+    return grade
+
+
+def _say(status: str) -> str:
+    return {"not_implemented": "not implemented", "wrong": "wrong", "error": "a CUDA error or exception",
+            "skipped": "not run (an earlier CUDA error broke the GPU context)", "missing": "missing",
+            "not_run": "not run"}.get(status, status)
+
+
+@dataclass
+class LabGrade:
+    lab: str
+    title: str
+    state: str
+    reason: str = ""
+    steps: list[StepGrade] = field(default_factory=list)
+    seed: int | None = None
+    device: str = ""
+    build_log: str = ""
+    output: str = ""
+    review_flags: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(s.score for s in self.steps), 4) if self.state == GRADED else 0.0
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(s.max_score for s in self.steps), 4)
+
+
+def zero_steps(steps: list[tuple[str, str, StepRule, bool]], reason: str) -> list[StepGrade]:
+    """Every step at 0 with the lab's reason. steps: (id, name, rule, reference timed it)."""
+    out = []
+    for step_id, name, rule, timed in steps:
+        grade = StepGrade(step_id, name, rule.correctness_points, rule.performance_points if timed else 0.0)
+        grade.reasons.append(reason)
+        out.append(grade)
+    return out

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Grades a folder of submissions on a Slurm cluster: one array task per submission (one GPU each),
+# then one collect job that writes the gradebook once every task has ended (afterany: a task
+# that failed still leaves its row). Documentation: docs/grading.md, "On a cluster".
+#
+#   grading/slurm/submit.sh SUBMISSIONS_DIR OUT_DIR [extra `grade` arguments...]
+#
+# Environment: COURSE (default: this checkout), GRES (default gpu:1; empty: no --gres, for a
+# test on a Slurm without GPUs), PARTITION, ACCOUNT, TIME_LIMIT (default 01:00:00),
+# MAX_PARALLEL (array tasks at once, default 16), GPU_ARCH (default auto), PYTHON (default python3).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+submissions=$(realpath "${1:?usage: submit.sh SUBMISSIONS_DIR OUT_DIR [grade args...]}")
+out=$(realpath -m "${2:?usage: submit.sh SUBMISSIONS_DIR OUT_DIR [grade args...]}")
+shift 2
+course=$(realpath "${COURSE:-$here/../..}")
+mkdir -p "$out/slurm-logs"
+
+# The task list: one submission per line, fixed before the array starts.
+find "$submissions" -mindepth 1 -maxdepth 1 ! -name '.*' | sort > "$out/submissions.txt"
+count=$(wc -l < "$out/submissions.txt")
+if [ "$count" -eq 0 ]; then
+  echo "no submissions in $submissions" >&2
+  exit 2
+fi
+printf '%s\n' "$@" > "$out/grade-args.txt"
+
+common=(--chdir "$course" --output "$out/slurm-logs/%x-%A_%a.out")
+[ -n "${PARTITION:-}" ] && common+=(--partition "$PARTITION")
+[ -n "${ACCOUNT:-}" ] && common+=(--account "$ACCOUNT")
+gres=(--gres "${GRES-gpu:1}")
+[ -z "${GRES-gpu:1}" ] && gres=()
+
+export COURSE="$course" OUT="$out" GPU_ARCH="${GPU_ARCH:-auto}" PYTHON="${PYTHON:-python3}"
+array=$(sbatch --parsable "${common[@]}" "${gres[@]}" --job-name grade --time "${TIME_LIMIT:-01:00:00}" \
+  --array "0-$((count - 1))%${MAX_PARALLEL:-16}" --export ALL "$here/grade-array.sbatch")
+collect=$(sbatch --parsable "${common[@]}" --job-name grade-collect --time 00:10:00 \
+  --dependency "afterany:${array%%;*}" --export ALL "$here/collect.sbatch")
+echo "submitted $count submission(s): array job $array, collect job $collect"
+echo "gradebook when done: $out/gradebook.csv"

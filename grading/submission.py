@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: MIT
+"""A student's submission (a folder, a .zip or a .tar[.gz|.bz2|.xz]) read without trusting it.
+
+Nothing from a submission is ever extracted by its own names: entries are listed, unsafe ones
+(absolute paths, '..', links, devices) are rejected with a reason, and only the files a lab
+declares in lab.json are read (size-capped) and copied, under names the grader builds itself.
+Everything else is compared with the course and reported as ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tarfile
+import zipfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from .course import ALWAYS_SKIPPED, Course, Lab, is_safe_relative, matches
+
+MAX_ENTRIES = 50_000
+MAX_STUDENT_FILE = 2 << 20  # bytes; a lab source file is a few KiB
+MAX_COMPARED_FILE = 4 << 20
+LISTED_MAX = 100  # ignored files listed by name in the report; the rest are counted
+
+
+class SubmissionError(RuntimeError):
+    """The submission cannot be read at all (the grade says so; the grader goes on)."""
+
+
+@dataclass
+class Entry:
+    path: str  # normalised, relative, '/'-separated
+    size: int
+    read: Callable[[int], bytes]  # read(limit) -> at most limit + 1 bytes
+
+
+@dataclass
+class Listing:
+    entries: list[Entry] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # "path: why"
+    kind: str = "folder"
+
+
+def _normalise(name: str) -> str | None:
+    """The entry's path if it is a safe relative path, else None."""
+    if "\\" in name or "\0" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return None
+    while name.startswith("./"):
+        name = name[2:]
+    name = name.rstrip("/")
+    return name if is_safe_relative(name) else None
+
+
+def _add(listing: Listing, name: str, size: int, read) -> None:
+    path = _normalise(name)
+    if path is None:
+        listing.rejected.append(f"{name!r}: unsafe path (absolute, '..' or odd characters), not read")
+    elif len(listing.entries) >= MAX_ENTRIES:
+        raise SubmissionError(f"more than {MAX_ENTRIES} files: not a course repository")
+    else:
+        listing.entries.append(Entry(path, size, read))
+
+
+def list_submission(path: Path) -> Listing:
+    path = Path(path)
+    if path.is_symlink():
+        raise SubmissionError(f"{path.name} is a symbolic link")
+    if path.is_dir():
+        return _list_folder(path)
+    if not path.is_file():
+        raise SubmissionError(f"{path} does not exist")
+    if zipfile.is_zipfile(path):
+        return _list_zip(path)
+    try:
+        if tarfile.is_tarfile(path):
+            return _list_tar(path)
+    except (OSError, tarfile.TarError) as error:
+        raise SubmissionError(f"cannot read the archive: {error}") from error
+    raise SubmissionError(f"{path.name} is neither a folder nor a zip or tar archive")
+
+
+def _list_folder(root: Path) -> Listing:
+    listing = Listing(kind="folder")
+    for directory, subdirs, names in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(directory, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        kept = []
+        for d in sorted(subdirs):
+            if os.path.islink(os.path.join(directory, d)):
+                listing.rejected.append(f"{rel_dir + d}: symbolic link, not followed")
+            elif d != ".git":
+                kept.append(d)
+        subdirs[:] = kept
+        for name in sorted(names):
+            full = os.path.join(directory, name)
+            info = os.lstat(full)
+            if not stat.S_ISREG(info.st_mode):
+                listing.rejected.append(f"{rel_dir + name}: not a regular file (link or device), not read")
+                continue
+
+            def read(limit, full=full):
+                fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, "rb") as handle:
+                    return handle.read(limit + 1)
+
+            _add(listing, rel_dir + name, info.st_size, read)
+    return listing
+
+
+def _list_zip(path: Path) -> Listing:
+    listing = Listing(kind="zip")
+    try:
+        archive = zipfile.ZipFile(path)
+        infos = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError) as error:
+        raise SubmissionError(f"cannot read the zip archive: {error}") from error
+    for info in infos:
+        if info.is_dir():
+            continue
+        mode = info.external_attr >> 16  # Unix mode bits, where the zip was made on Unix
+        if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+            listing.rejected.append(f"{info.filename}: not a regular file (link or device), not read")
+            continue
+
+        def read(limit, info=info):
+            with archive.open(info) as handle:
+                return handle.read(limit + 1)
+
+        _add(listing, info.filename, info.file_size, read)
+    return listing
+
+
+def _list_tar(path: Path) -> Listing:
+    listing = Listing(kind="tar")
+    try:
+        archive = tarfile.open(path)
+        members = archive.getmembers()
+    except (OSError, tarfile.TarError, EOFError) as error:
+        raise SubmissionError(f"cannot read the tar archive: {error}") from error
+    for member in members:
+        if member.isdir():
+            continue
+        if not member.isreg():
+            listing.rejected.append(f"{member.name}: not a regular file (link or device), not read")
+            continue
+
+        def read(limit, member=member):
+            handle = archive.extractfile(member)
+            return b"" if handle is None else handle.read(limit + 1)
+
+        _add(listing, member.name, member.size, read)
+    return listing
+
+
+@dataclass
+class LabFiles:
+    lab: str
+    files: dict[str, bytes] = field(default_factory=dict)  # student file name -> content
+    missing: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.problems
+
+    def digest(self) -> str:
+        h = hashlib.sha256(self.lab.encode())
+        for name in sorted(self.files):
+            h.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
+        return h.hexdigest()
+
+
+@dataclass
+class Taken:
+    """What the grader takes from a submission, and what it ignores."""
+    kind: str
+    root: str  # where the repository (or its labs/) starts inside the submission
+    layout: str  # "repository" or "labs-only"
+    labs: dict[str, LabFiles] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)  # "path: why", for the report
+    ignored_count: int = 0
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""  # the submission could not be read at all
+
+    def note_ignored(self, text: str) -> None:
+        self.ignored_count += 1
+        if len(self.ignored) < LISTED_MAX:
+            self.ignored.append(text)
+
+
+def _locate_root(entries: list[Entry], labs: list[Lab]) -> tuple[str, str, Counter]:
+    votes: Counter = Counter()
+    for entry in entries:
+        for lab in labs:
+            for name in lab.student_files:
+                repo_form = f"labs/{lab.name}/{name}"
+                labs_form = f"{lab.name}/{name}"
+                if entry.path == repo_form or entry.path.endswith("/" + repo_form):
+                    votes[("repository", entry.path[: -len(repo_form)])] += 1
+                elif entry.path == labs_form or entry.path.endswith("/" + labs_form):
+                    prefix = entry.path[: -len(labs_form)]
+                    if not prefix.endswith("solutions/"):
+                        votes[("labs-only", prefix)] += 1
+    if not votes:
+        tops = {e.path.split("/", 1)[0] for e in entries if "/" in e.path}
+        single = next(iter(tops)) + "/" if len(tops) == 1 and all("/" in e.path for e in entries) else ""
+        return "repository", single, votes
+    (layout, root), _ = max(votes.items(), key=lambda kv: (kv[1], kv[0][0] == "repository", -len(kv[0][1])))
+    return layout, root, votes
+
+
+def take(submission: Path, course: Course, labs: list[Lab], edition: list[str]) -> Taken:
+    """Reads the lab files of `labs` from the submission and lists everything it ignores.
+    Never raises on a bad submission: Taken.error says what was wrong."""
+    try:
+        listing = list_submission(submission)
+    except SubmissionError as error:
+        taken = Taken(kind="unreadable", root="", layout="repository", error=str(error))
+        for lab in labs:
+            taken.labs[lab.name] = LabFiles(lab.name, missing=list(lab.student_files))
+        return taken
+    layout, root, votes = _locate_root(listing.entries, labs)
+    taken = Taken(kind=listing.kind, root=root, layout=layout)
+    for text in listing.rejected:
+        taken.note_ignored(text)
+    for (other_layout, other_root), count in votes.items():
+        if (other_layout, other_root) != (layout, root):
+            taken.warnings.append(f"another copy of lab files under '{other_root or './'}' was ignored "
+                                  f"(graded: '{root or './'}')")
+    if not listing.entries:
+        taken.warnings.append("the submission holds no files")
+
+    to_course = {}  # submission path -> course path
+    for entry in listing.entries:
+        if not entry.path.startswith(root):
+            continue
+        rel = entry.path[len(root):]
+        to_course[entry.path] = rel if layout == "repository" else "labs/" + rel
+    by_course = {course_path: entry for entry in listing.entries
+                 if (course_path := to_course.get(entry.path)) is not None}
+
+    student_paths = set()
+    for lab in labs:
+        files = LabFiles(lab.name)
+        for name in lab.student_files:
+            course_path = f"labs/{lab.name}/{name}"
+            student_paths.add(course_path)
+            entry = by_course.get(course_path)
+            if entry is None:
+                files.missing.append(name)
+                continue
+            try:
+                data = entry.read(MAX_STUDENT_FILE)
+            except Exception as error:  # a damaged or encrypted member: the lab gets the reason
+                files.problems.append(f"{name}: cannot be read ({error})")
+                continue
+            if len(data) > MAX_STUDENT_FILE:
+                files.problems.append(f"{name}: larger than {MAX_STUDENT_FILE >> 20} MiB")
+                continue
+            files.files[name] = data
+        taken.labs[lab.name] = files
+
+    edition_set = set(edition)
+    other_student_files = {f"labs/{lab.name}/{f}" for lab in course.labs() for f in lab.student_files}
+    for entry in listing.entries:
+        course_path = to_course.get(entry.path)
+        if course_path is None:
+            taken.note_ignored(f"{entry.path}: outside the graded folder '{root or './'}'")
+        elif course_path in student_paths:
+            continue
+        elif matches(course_path, ALWAYS_SKIPPED):
+            continue  # build outputs and caches: not worth a line
+        elif course_path in other_student_files:
+            taken.note_ignored(f"{course_path}: a lab not graded in this run")
+        elif course_path in edition_set:
+            if _differs(entry, course.root / course_path):
+                taken.note_ignored(f"{course_path}: changed; the course's own copy was used")
+        else:
+            taken.note_ignored(f"{course_path}: not part of the course; not used")
+    if layout == "repository" and by_course:
+        present = set(by_course)
+        missing = [p for p in edition if p not in present and p not in student_paths
+                   and p not in other_student_files]
+        # A repository copy without some course files: harmless (the course's copies are used),
+        # but worth saying when the student seems to have deleted them.
+        if missing and len(missing) < len(edition) // 2:
+            for p in missing:
+                taken.note_ignored(f"{p}: missing from the submission; the course's own copy was used")
+    return taken
+
+
+def _differs(entry: Entry, course_file: Path) -> bool:
+    if entry.size > MAX_COMPARED_FILE:
+        return True
+    try:
+        return entry.read(MAX_COMPARED_FILE) != course_file.read_bytes()
+    except Exception:
+        return True
+
+
+def scan_for_review(source: bytes) -> list[str]:
+    """Constructs in a student file that a lab never needs and that could tamper with the harness
+    in its own process (see docs/grading.md, 'What the sandbox cannot do'). Flags for a human; no
+    points depend on it."""
+    text = source.decode("utf-8", "replace")
+    flags = []
+    for needle, why in (("LAB_RESULTS", "names the results file's variable"),
+                        ("LAB_SEED", "names the seed's variable"),
+                        ("run_options", "reaches the harness's options"),
+                        ("results()", "reaches the harness's results registry"),
+                        ("getenv", "reads the environment"),
+                        ("fopen", "opens files"), ("ofstream", "writes files"), ("ifstream", "reads files"),
+                        ("_exit", "ends the process"), ("exit(", "ends the process"),
+                        ("atexit", "runs code at exit"), ("system(", "runs commands"),
+                        ("popen", "runs commands"), ("dlopen", "loads libraries"),
+                        ("asm(", "inline host assembly"), ("#include \"/", "includes by absolute path"),
+                        ("#include </", "includes by absolute path"), ("../", "reaches outside its folder")):
+        if needle in text:
+            flags.append(f"contains '{needle}' ({why})")
+    return flags
+
+
+def write_lab_files(files: LabFiles, lab_dir: Path) -> None:
+    """Writes the student's files into a staging copy under names from lab.json (never from the
+    submission), replacing the starter's."""
+    for name, data in files.files.items():
+        target = lab_dir / PurePosixPath(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        target.write_bytes(data)

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: MIT
+"""Test helpers: a small fake course whose 'build' writes a fake harness (a Python script that
+writes cuda-labs-results/1 as its lab file tells it), so that every scoring path runs through the
+real grader, sandbox and results parsing without nvcc or a GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from grading import runner
+from grading.course import Course
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+FAKE_HARNESS = r'''#!{python}
+# A stand-in for a lab harness: behaves as the "student file" baked into it says.
+import json, os, signal, sys, time
+spec = json.loads({spec!r})
+seed = int(os.environ["LAB_SEED"])
+suite = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("-ts=")), "")
+print("fake harness", suite, "seed", seed, flush=True)
+fault = spec.get("fault", {{}}).get(suite)
+if fault == "nogpu":
+    print("SKIP: no usable CUDA device")
+    sys.exit(77)
+if fault == "hang":
+    time.sleep(3600)
+if fault == "crash":
+    os.kill(os.getpid(), signal.SIGSEGV)
+if fault == "exit2":
+    print("error: something threw"); sys.exit(2)
+if fault == "noresults":
+    sys.exit(0)
+steps = []
+for sid, step in spec["steps"].items():
+    entry = {{"id": sid, "name": "step " + sid, "section": int(sid), "correctness": None, "perf": None}}
+    if suite == "correctness":
+        entry["correctness"] = {{"status": step.get("correctness", "passed"), "message": step.get("message", "")}}
+    elif "time_ms" in step:
+        entry["perf"] = {{"status": step.get("perf", "passed"), "message": "", "time_ms": step["time_ms"],
+                         "throughput": step.get("throughput", 100.0 / step["time_ms"]), "unit": "GB/s",
+                         "percent_of_roof": 10.0, "variant": ""}}
+    steps.append(entry)
+results = {{"schema": "cuda-labs-results/1", "lab": spec.get("lab", "01-fake"),
+           "seed": seed + (1 if fault == "wrongseed" else 0), "device": "Fake GPU", "skipped": "",
+           "problem": "fake", "roof": None, "steps": steps}}
+with open(os.environ["LAB_RESULTS"], "w") as out:
+    json.dump(results, out)
+sys.exit(0 if all(s.get("correctness", "passed") == "passed" for s in spec["steps"].values()) else 1)
+'''
+
+
+def make_fake_course(root: Path, labs=("01-fake",)) -> Course:
+    """A course tree: meson.build, labs/<lab>/{lab.json, meson.build, fake.cu}, solutions/<lab>/fake.cu."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "meson.build").write_text("project('fake')\n")
+    (root / "common").mkdir(parents=True, exist_ok=True)
+    (root / "common" / "harness.cpp").write_text("// the course's harness\n")
+    (root / "grading").mkdir(exist_ok=True)
+    (root / "grading" / "grading.json").write_text("{}\n")
+    for lab in labs:
+        lab_dir = root / "labs" / lab
+        lab_dir.mkdir(parents=True, exist_ok=True)
+        (lab_dir / "lab.json").write_text(json.dumps({"name": lab, "title": "Fake " + lab,
+                                                      "student_files": ["fake.cu"], "harness": "test_fake"}))
+        (lab_dir / "meson.build").write_text("# fake\n")
+        (lab_dir / "test_fake.cpp").write_text("// harness source\n")
+        starter = {"lab": lab, "steps": {"1": {"correctness": "not_implemented"}, "2": {"correctness": "not_implemented"}}}
+        (lab_dir / "fake.cu").write_text(json.dumps(starter))
+        (root / "solutions" / lab).mkdir(parents=True, exist_ok=True)
+        solution = {"lab": lab, "steps": {"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}}
+        (root / "solutions" / lab / "fake.cu").write_text(json.dumps(solution))
+    return Course(root)
+
+
+def fake_build(sandbox, source_dir, build_dir, lab, labs_from, gpu_arch, timeout, log_path, rw=(), ro=(), env=None,
+               trusted=False):
+    """Stands in for meson + ninja: 'compiles' the lab file into a fake harness script.
+    A lab file holding the word COMPILE_ERROR fails to build."""
+    base = source_dir / ("solutions" if labs_from == "solution" else "labs") / lab.name
+    spec = (base / lab.student_files[0]).read_text()
+    if "COMPILE_ERROR" in spec:
+        return runner.Build(False, None, "compile error: fake.cu:1: error: expected ';'", "fake.cu:1: error: expected ';'")
+    exe = runner.harness_path(build_dir, lab)
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    exe.write_text(FAKE_HARNESS.format(python=PYTHON, spec=spec))
+    exe.chmod(0o755)
+    for path in (build_dir, exe.parent, exe.parent.parent):  # the unprivileged user must reach it
+        path.chmod(0o755)
+    return runner.Build(True, exe, "", "fake build ok")
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="grading-test-"))
+        os.chmod(self.tmp, 0o755)
+        self.addCleanup(shutil.rmtree, self.tmp, True)

@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+import io
+import json
+import tarfile
+import zipfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from grading import outputs
+from grading.__main__ import main, submission_id
+from grading.config import Config
+from grading.course import Course
+from grading.grade import SubmissionGrade
+from grading.scoring import GRADED, NOT_GRADED, LabGrade, score_step
+from grading.submission import Taken
+from grading.tests.helpers import REPO, TempDirTest, make_fake_course
+
+GRADESCOPE_TEST_KEYS = {"name", "number", "score", "max_score", "status", "output", "output_format", "tags",
+                        "visibility"}
+
+
+def sample_grade() -> SubmissionGrade:
+    rule = Config().step_rule("01-x", "1")
+    perf = {"status": "passed", "message": "", "time_ms": 2.5, "throughput": 40.0, "unit": "GB/s"}
+    ref = {"status": "passed", "message": "", "time_ms": 1.0, "throughput": 100.0, "unit": "GB/s"}
+    steps = [score_step("1", "one | pipe", rule, {"status": "passed"}, perf, ref),
+             score_step("2", "two", rule, {"status": "wrong", "message": "wrong at index 3"}, None, ref)]
+    graded = LabGrade("01-x", "Lab X", GRADED, steps=steps, seed=42, device="GPU")
+    missing = LabGrade("02-y", "Lab Y", NOT_GRADED, "not graded: no GPU (none)")
+    grade = SubmissionGrade("alice", "/subs/alice.zip", labs=[graded, missing], sandbox="bwrap: yes",
+                            warnings=["a warning"])
+    grade.taken = Taken(kind="zip", root="", layout="repository")
+    grade.taken.note_ignored("common/harness.cpp: changed; the course's own copy was used")
+    return grade
+
+
+class OutputsTest(TempDirTest):
+    def test_gradescope_schema(self):
+        results = outputs.gradescope(sample_grade(), "after_published", "hidden")
+        self.assertEqual(results["score"], 1.5)  # 1 + 0.5 (ratio 0.4 of full 0.8) + 0
+        self.assertEqual(results["stdout_visibility"], "hidden")
+        self.assertEqual(results["visibility"], "after_published")
+        self.assertIn("incomplete", results["output"])
+        for test in results["tests"]:
+            self.assertTrue(GRADESCOPE_TEST_KEYS <= set(test), test)
+            self.assertIn(test["status"], ("passed", "failed"))
+            self.assertLessEqual(test["score"], test["max_score"])
+        step_tests = [t for t in results["tests"] if t["name"].startswith("01-x step")]
+        self.assertEqual([(t["score"], t["max_score"]) for t in step_tests], [(1.5, 2.0), (0.0, 2.0)])
+        self.assertEqual(sum(t["score"] for t in results["tests"]), results["score"])
+        json.dumps(results)  # serialisable
+
+    def test_markdown_report_says_why_every_point_was_lost(self):
+        text = outputs.markdown(sample_grade())
+        self.assertIn("**Total: 1.5 / 4**", text)
+        self.assertIn("INCOMPLETE", text)
+        self.assertIn("0.40 x the reference", text)
+        self.assertIn("wrong at index 3", text)
+        self.assertIn("one \\| pipe", text)  # table cells escaped
+        self.assertIn("common/harness.cpp: changed", text)
+        self.assertIn("| 1 | one \\| pipe | pass | 2.5 | 40 GB/s | 1 | 0.4 x | 1.5 | 2 |", text)
+
+    def test_summary_and_one_line(self):
+        grade = sample_grade()
+        line = json.loads(outputs.one_line(grade))
+        self.assertEqual((line["score"], line["max_score"], line["complete"]), (1.5, 4.0, False))
+        summary = outputs.summary(grade)
+        self.assertEqual(summary["schema"], outputs.SUMMARY_SCHEMA)
+        self.assertEqual(summary["labs"]["01-x"]["steps"][0]["ratio"], 0.4)
+
+    def test_gradebook_csv(self):
+        summary = outputs.summary(sample_grade())
+        other = json.loads(json.dumps(summary))
+        other["submission"], other["labs"] = "@bob", {"01-x": {"state": "failed", "score": 0, "max_score": 4,
+                                                               "reason": "compile error"}}
+        other["score"], other["complete"] = 0, True
+        rows = outputs.gradebook([summary, other]).splitlines()
+        self.assertEqual(rows[0], "student,01-x,02-y,total,max_total,complete,notes")
+        self.assertEqual(rows[1], "'@bob,0,,0,4,yes,01-x: compile error")
+        self.assertEqual(rows[2], "alice,1.5,,1.5,4,no,02-y: not graded: no GPU (none)")
+
+
+class CliTest(TempDirTest):
+    def run_cli(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(list(map(str, argv)))
+        return code, out.getvalue(), err.getvalue()
+
+    def test_submission_ids(self):
+        self.assertEqual(submission_id(Path("alice smith.tar.gz")), "alice_smith")
+        self.assertEqual(submission_id(Path("bob.zip")), "bob")
+        self.assertEqual(submission_id(Path("carol")), "carol")
+
+    def test_export_student_edition_has_no_solutions_or_secrets(self):
+        course = make_fake_course(self.tmp / "course")
+        (course.root / "grading" / "instructor.key").write_text("secret")
+        for target in ("edition", "edition.zip", "edition.tar.gz"):
+            with self.subTest(target=target):
+                code, out, _ = self.run_cli("export-student", "--course", course.root, "--out", self.tmp / target)
+                self.assertEqual(code, 0, out)
+                if target.endswith(".zip"):
+                    names = zipfile.ZipFile(self.tmp / target).namelist()
+                elif target.endswith(".tar.gz"):
+                    names = tarfile.open(self.tmp / target).getnames()
+                else:
+                    names = [str(p.relative_to(self.tmp / target)) for p in (self.tmp / target).rglob("*") if p.is_file()]
+                joined = "\n".join(names)
+                self.assertIn("labs/01-fake/fake.cu", joined)
+                self.assertIn("common/harness.cpp", joined)
+                self.assertNotIn("solutions", joined)
+                self.assertNotIn("grading.json", joined)
+                self.assertNotIn("instructor.key", joined)
+
+    def test_export_refuses_a_solution_copied_over_a_starter(self):
+        course = make_fake_course(self.tmp / "course")
+        (course.root / "labs/01-fake/fake.cu").write_bytes((course.root / "solutions/01-fake/fake.cu").read_bytes())
+        code, _, err = self.run_cli("export-student", "--course", course.root, "--out", self.tmp / "e")
+        self.assertEqual(code, 2)
+        self.assertIn("identical to solutions/01-fake/fake.cu", err)
+
+    def test_real_course_edition_lists_lab01_without_solutions(self):
+        course = Course(REPO)
+        files = course.edition_files(Config.load(REPO / "grading" / "grading.json").student_edition_exclude)
+        self.assertIn("labs/01-matadd/matadd.cu", files)
+        self.assertFalse([f for f in files if f.startswith("solutions/") or f == "grading/grading.json"])
+
+    def test_gradebook_command(self):
+        grade = sample_grade()
+        outputs.write_all(grade, self.tmp / "out" / "alice", Config())
+        code, out, _ = self.run_cli("gradebook", self.tmp / "out")
+        self.assertEqual(code, 0)
+        self.assertTrue(out.startswith("student,01-x,02-y,total"))
+        code, _, _ = self.run_cli("gradebook", self.tmp / "nothing")
+        self.assertEqual(code, 2)
+
+    def test_bad_input_is_exit_2_with_a_json_line(self):
+        code, out, err = self.run_cli("grade", "--course", self.tmp, "--submission", self.tmp, "--out", self.tmp / "o")
+        self.assertEqual(code, 2)
+        self.assertIn("not the course tree", err)
+        self.assertIn('"error"', out)
+        course = make_fake_course(self.tmp / "course")
+        code, _, err = self.run_cli("grade", "--course", course.root, "--labs", "99-nope", "--submission", self.tmp,
+                                    "--out", self.tmp / "o")
+        self.assertEqual(code, 2)
+        self.assertIn("unknown lab", err)
+
+    def test_make_fixtures(self):
+        code, out, _ = self.run_cli("make-fixtures", "--course", REPO, "--out", self.tmp / "fx", "--gpu")
+        self.assertEqual(code, 0)
+        for name in ("solution", "starter", "compile-error", "replace-harness", "missing-files", "empty-zip",
+                     "traversal-zip", "wrong-result", "out-of-bounds", "hang", "nan"):
+            self.assertIn(name + ":", out)

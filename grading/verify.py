@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: MIT
+"""verify-course: every solution builds and passes every step (correctness and the timed runs),
+every starter builds and reports every step "not implemented" (--expect=not-implemented)."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import runner
+from .course import Course, Lab
+from .seeds import Seeds
+
+
+@dataclass
+class LabCheck:
+    lab: str
+    ok: bool = True
+    no_gpu: bool = False
+    lines: list[str] = field(default_factory=list)
+
+    def fail(self, text: str) -> None:
+        self.ok = False
+        self.lines.append("FAIL " + text)
+
+
+def _run(exe: Path, lab: Lab, work: Path, seed: int, args: list[str], name: str, timeout: float):
+    results = work / f"results-{name}.json"
+    results.unlink(missing_ok=True)
+    result = runner._run(None, [str(exe), *args], work, timeout, (), (),
+                         {"LAB_SEED": str(seed), "LAB_RESULTS": str(results)}, work / f"{name}.log")
+    return result, runner.interpret(result, results, lab, seed, timeout)
+
+
+def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeout: float,
+               run_timeout: float) -> LabCheck:
+    check = LabCheck(lab.name)
+    seed = Seeds().for_run("verify", lab.name, "")
+    builds = {}
+    for edition in ("solution", "starter"):
+        if edition == "solution" and not course.has_solutions(lab):
+            check.fail(f"solution: solutions/{lab.name}/ lacks {', '.join(lab.student_files)}")
+            continue
+        build_dir = work / lab.name / edition
+        build_dir.parent.mkdir(parents=True, exist_ok=True)
+        built = runner.build(None, course.root, build_dir, lab, edition, gpu_arch, build_timeout,
+                             work / lab.name / f"{edition}-build.log")
+        if not built.ok:
+            check.fail(f"{edition}: {built.reason}\n{built.log[-3000:]}")
+            continue
+        compiled = built.log.split("$ ninja", 1)[-1]
+        warnings = [line for line in compiled.splitlines() if re.search(r": warning|warning #", line, re.IGNORECASE)]
+        if warnings:
+            check.fail(f"{edition}: builds with {len(warnings)} warning line(s), e.g. {warnings[0][:200]}")
+        else:
+            check.lines.append(f"ok   {edition} builds with no warnings")
+        builds[edition] = built
+
+    if "solution" in builds:
+        for suite in ("correctness", "perf"):
+            _, run = _run(builds["solution"].exe, lab, work / lab.name, seed, [f"-ts={suite}"], f"solution-{suite}",
+                          run_timeout)
+            if run.outcome == "no_gpu":
+                check.no_gpu = True
+                check.lines.append(f"--   solution {suite}: {run.reason}")
+                break
+            if run.outcome != "ok":
+                check.fail(f"solution {suite}: {run.reason}")
+                continue
+            key = "correctness" if suite == "correctness" else "perf"
+            bad = [f"step {s.id}: {(getattr(s, key) or {}).get('status', 'missing')} {(getattr(s, key) or {}).get('message', '')}"
+                   for s in run.steps.values() if (getattr(s, key) or {}).get("status") != "passed"]
+            if not run.steps:
+                check.fail(f"solution {suite}: the harness reported no steps")
+            elif bad:
+                check.fail(f"solution {suite}: " + "; ".join(bad))
+            else:
+                check.lines.append(f"ok   solution {suite}: all {len(run.steps)} steps passed")
+    if "starter" in builds and not check.no_gpu:
+        result, run = _run(builds["starter"].exe, lab, work / lab.name, seed,
+                           ["-ts=correctness", "--expect=not-implemented"], "starter", run_timeout)
+        if run.outcome == "no_gpu":
+            check.no_gpu = True
+            check.lines.append(f"--   starter: {run.reason}")
+        elif result.returncode != 0 or run.outcome != "ok":
+            bad = [f"step {s.id}: {(s.correctness or {}).get('status')}" for s in run.steps.values()
+                   if (s.correctness or {}).get("status") != "not_implemented"]
+            check.fail("starter: not every step reports 'not implemented'"
+                       + (f" ({'; '.join(bad)})" if bad else f" ({run.reason or 'exit status ' + str(result.returncode)})"))
+        else:
+            check.lines.append(f"ok   starter: all {len(run.steps)} steps report 'not implemented'")
+    return check
+
+
+def verify(course: Course, labs: list[Lab], gpu_arch: str, build_timeout: float, run_timeout: float,
+           work_dir: Path | None = None) -> list[LabCheck]:
+    with tempfile.TemporaryDirectory(prefix="verify-course-", dir=work_dir) as work:
+        return [verify_lab(course, lab, Path(work), gpu_arch, build_timeout, run_timeout) for lab in labs]

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// Lab 04, tiled matrix multiplication: the kernels you write. The launchers and the
+// resource queries below are complete.
+#include "matmul_tiled.hpp"
+
+#include "cuda_check.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace matmul_tiled {
+
+// Steps 4 and 5's shapes and every rule they must obey, in one place. Outside the unnamed
+// namespace below only so that nvcc does not warn about members a starter leaves unused.
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+struct Tiling {
+    static_assert(kTm % 4 == 0 && kTn % 4 == 0,
+                  "a thread reads its a and b fragments as float4: make kTm and kTn multiples of 4");
+    static_assert(kBm % kTm == 0 && kBn % kTn == 0, "the block tile must split into whole thread tiles: "
+                                                    "make kBm a multiple of kTm and kBn a multiple of kTn");
+    static constexpr int kBlockM = kBm;
+    static constexpr int kBlockN = kBn;
+    static constexpr int kBlockK = kBk;
+    static constexpr int kThreadM = kTm;
+    static constexpr int kThreadN = kTn;
+    static constexpr int kThreadsM = kBm / kTm;  // threads along a block tile's rows
+    static constexpr int kThreadsN = kBn / kTn;  // ... and along its columns
+    static constexpr int kThreads = kThreadsM * kThreadsN;
+    static_assert(kThreads % 32 == 0 && kThreads <= 1024,
+                  "whole warps and at most 1024 threads: change kBm / kTm or kBn / kTn");
+    static_assert(kBk % 4 == 0 && kBn % 4 == 0, "float4 tile loads: make kBk and kBn multiples of 4");
+    static_assert((kBm * kBk / 4) % kThreads == 0 && (kBk * kBn / 4) % kThreads == 0,
+                  "every thread loads the same number of float4 from each tile: make kBm * kBk / 4 and "
+                  "kBk * kBn / 4 multiples of the thread count");
+    // The a tile is stored transposed (k-major) so that a thread's kTm values of one k are
+    // contiguous (float4 reads). A row stride of kBm + 4 words, not kBm, spreads the
+    // transposing stores over all 32 banks and keeps every row 16-byte aligned.
+    static constexpr int kAStride = kBm + 4;
+    static constexpr int kALoads = kBm * kBk / kThreads;  // scalar loads per thread (step 4)
+    static constexpr int kBLoads = kBk * kBn / kThreads;
+    static constexpr int kAVectors = kALoads / 4;  // float4 loads per thread (step 5)
+    static constexpr int kBVectors = kBLoads / 4;
+};
+
+namespace {
+
+constexpr int kSmallTile = 16;  // step 1: 16 x 16 = 256 threads, the lecture's first tile
+constexpr int kLargeTile = 32;  // steps 2 and 3: 32 x 32 = 1024 threads, the most a block may have
+
+// Steps 4 and 5: a block computes a kBlockM x kBlockN tile of c, walking k in slices of
+// kBlockK; each of its (128/8) x (128/8) = 256 threads owns an 8 x 8 patch of outputs.
+constexpr int kBlockM = 128;
+constexpr int kBlockN = 128;
+constexpr int kBlockK = 8;
+constexpr int kThreadM = 8;
+constexpr int kThreadN = 8;
+
+using KernelFunction = void (*)(const float*, const float*, float*, int, int, int);
+
+// ---------------------------------------------------------------------------------------
+// Steps 1 and 2: one output per thread, square tiles of a and b staged in shared memory.
+
+// Slow before: each thread streams a whole row of a and column of b from global memory:
+// two loads per multiply-add, and each value is fetched again by every thread that needs it.
+// Fixes: a block loads one tile x tile square of a and of b into shared memory together, so
+// every value fetched from global memory is used `tile` times from on-chip memory.
+__global__ void tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    // TODO(step 1): one output c[row][col] per thread, for any m, n and k.
+    // - the tiles live in dynamic shared memory: extern __shared__ float tiles[]; the
+    //   launcher provides 2 * tile * tile floats, tile = blockDim.x (== blockDim.y);
+    // - for k0 = 0, tile, 2 * tile, ... while k0 < k: each thread loads ONE element of the
+    //   a tile, a[row][k0 + tx], and one of the b tile, b[k0 + ty][col], storing 0 when it
+    //   lies outside a or b; __syncthreads(); adds the tile's products; __syncthreads();
+    // - no early return: threads outside c still load and reach every barrier.
+    // Lab sheet: README.md, section 1 (section 2 runs this kernel with 32 x 32 tiles).
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 3: the same algorithm with the tile width known to the compiler.
+
+// Slow before: the tile width is a run-time value, so the inner loop keeps a counter, a
+// compare and a branch, and each shared-memory address is computed from it at run time.
+// Fixes: kTile is a template parameter, the loop is fully unrolled, and the 2 x kTile
+// shared-memory addresses become one base register plus constant offsets.
+template <int kTile>
+__global__ void __launch_bounds__(kTile * kTile) tiled_unrolled_kernel(const float* a, const float* b, float* c,
+                                                                       int m, int n, int k) {
+    static_assert(kTile * kTile <= 1024, "a block has at most 1024 threads: make kTile at most 32");
+    static_assert(kTile % 8 == 0, "keep kTile a multiple of 8 so that a warp covers whole tile rows");
+    // TODO(step 3): step 1's algorithm with kTile known at compile time: static shared
+    // arrays a_tile[kTile][kTile] and b_tile[kTile][kTile], the same bounds-checked loads
+    // and the same two barriers, and #pragma unroll on the loop over the kTile products.
+    // Lab sheet: README.md, section 3.
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps 4 and 5: register tiling (the shapes and their rules: Tiling, at the top).
+
+
+// Slow before: one output per thread means two shared-memory loads per multiply-add, and
+// shared-memory bandwidth (128 bytes per clock per SM) caps the FMA rate far below peak.
+// Fixes: each thread computes kTm x kTn outputs from kTm + kTn values held in registers,
+// so per k it does kTm * kTn multiply-adds for (kTm + kTn) / 4 float4 shared loads.
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads)
+    register_tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    // TODO(step 4): a kBm x kBn tile of c per block, kTm x kTn outputs per thread
+    // (using T = Tiling<kBm, kBn, kBk, kTm, kTn>; for the derived sizes).
+    // - shared tiles per k slice: a transposed, a_tile[kBk][T::kAStride] (a_tile[i][r] =
+    //   a[row0 + r][k0 + i]), and b_tile[kBk][kBn]; declare them __align__(16);
+    // - thread tid: thread_m = tid / T::kThreadsN, thread_n = tid % T::kThreadsN; its rows
+    //   are row0 + g * T::kThreadsM * 4 + thread_m * 4 + (0..3) for g < kTm / 4, its columns
+    //   likewise with kThreadsN and kTn;
+    // - per slice: fill both tiles with scalar, coalesced, bounds-checked loads (0 outside),
+    //   barrier, then for each i < kBk read the thread's kTm values of a and kTn of b as
+    //   float4 into registers and do the kTm x kTn multiply-adds, barrier;
+    // - finally store the outputs that lie inside c. Lab sheet: README.md, section 4.
+}
+
+// Slow before: four times as many load instructions as needed to fill the tiles, and each
+// thread waits for its loads right before the barrier, with nothing else to do.
+// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte
+// aligned), staged in registers: the next slice's loads are issued before this slice's
+// multiply-adds, so their latency hides behind the arithmetic.
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads)
+    register_tiled_float4_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    // TODO(step 5): step 4 with 16-byte loads, staged in registers one k slice ahead.
+    // - rows of a (of b) are 16-byte aligned when k % 4 == 0 (n % 4 == 0) and the pointer is
+    //   aligned: then load four consecutive floats of a row with one float4; at the matrix's
+    //   edges, or when not aligned, load them one by one (0 outside), as in step 4;
+    // - a thread holds its float4 of the next slice in registers: store the current ones
+    //   into the tiles (a transposed: four scalar stores; b: one float4 store), barrier, issue
+    //   the next slice's loads, multiply, barrier;
+    // - keep step 4's layout, inner product and stores (factor them into __device__ helpers).
+    // Lab sheet: README.md, section 5.
+}
+
+}  // namespace
+}  // namespace matmul_tiled
+
+// The launchers: given, the same for everyone. They choose the grids and launch the kernels above.
+#include "matmul_tiled_launchers.cuh"

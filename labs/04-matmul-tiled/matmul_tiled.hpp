@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// Lab 04, tiled matrix multiplication: the interface between the harness (g++) and the
+// kernels (nvcc). Host-only: no CUDA syntax here.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+namespace matmul_tiled {
+
+/// Every step computes c = a * b for row-major float matrices already in device memory:
+/// a is m x k, b is k x n, c is m x n. Any m, n, k >= 1 (no multiple of a tile assumed).
+/// A launcher enqueues its kernel on the default stream and returns without waiting;
+/// it throws cl::CudaError if the launch is rejected.
+using Launcher = void (*)(const float* a, const float* b, float* c, int m, int n, int k);
+
+/// What one kernel costs the SM, as the compiler and the occupancy API report it.
+struct KernelResources {
+    int registers_per_thread = 0;
+    std::size_t shared_bytes_per_block = 0;  ///< static plus the dynamic amount the launcher asks for
+    int threads_per_block = 0;
+    int blocks_per_sm = 0;                   ///< cudaOccupancyMaxActiveBlocksPerMultiprocessor
+    double occupancy = 0;                    ///< resident threads / the SM's maximum, 0..1
+};
+using ResourceQuery = KernelResources (*)();
+
+void tiled_16(const float* a, const float* b, float* c, int m, int n, int k);
+void tiled_32(const float* a, const float* b, float* c, int m, int n, int k);
+void tiled_unrolled(const float* a, const float* b, float* c, int m, int n, int k);
+void register_tiled(const float* a, const float* b, float* c, int m, int n, int k);
+void register_tiled_float4(const float* a, const float* b, float* c, int m, int n, int k);
+
+/// The resources of each step's kernel in the configuration its launcher uses.
+KernelResources tiled_16_resources();
+KernelResources tiled_32_resources();
+KernelResources tiled_unrolled_resources();
+KernelResources register_tiled_resources();
+KernelResources register_tiled_float4_resources();
+
+struct Step {
+    const char* id;    ///< as in the table and the lab sheet
+    const char* name;
+    int section;       ///< the lab sheet's section for this step
+    Launcher launch;
+    ResourceQuery resources;
+};
+
+inline constexpr std::array<Step, 5> kSteps{{
+    {"1", "shared-memory tiles 16x16", 1, tiled_16, tiled_16_resources},
+    {"2", "shared-memory tiles 32x32", 2, tiled_32, tiled_32_resources},
+    {"3", "32x32, compile-time tile, unrolled", 3, tiled_unrolled, tiled_unrolled_resources},
+    {"4", "register tiling, 8x8 outputs per thread", 4, register_tiled, register_tiled_resources},
+    {"5", "register tiling + float4 tile loads", 5, register_tiled_float4, register_tiled_float4_resources},
+}};
+
+}  // namespace matmul_tiled

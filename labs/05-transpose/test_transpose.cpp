@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+// Lab 05 harness: the copy and the transposes against the exact CPU result on awkward,
+// non-square sizes; the bank-conflict probe's sums against the CPU; then two tables: the
+// transposes against the device-to-device copy roof, and the probe over strides 0 to 32.
+#include "transpose.hpp"
+
+#include "buffers.hpp"
+#include "device_info.hpp"
+#include "harness.hpp"
+#include "random.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+const bool registered = cl::register_lab("05-transpose");
+
+struct Shape {
+    int rows;
+    int cols;
+    std::string label() const { return fmt::format("for {} x {}", rows, cols); }
+    std::size_t count() const { return static_cast<std::size_t>(rows) * cols; }
+};
+
+// Single rows and columns, sizes just off a multiple of the 32 x 32 tile, one exact
+// multiple, large non-square ones; plus two drawn from the seed, so that a grader's run
+// uses sizes the student has not seen.
+std::vector<Shape> correctness_shapes() {
+    std::vector<Shape> shapes{{1, 1},     {1, 33},      {33, 1},      {2, 31},     {31, 65},
+                              {64, 96},   {97, 32},     {255, 257},   {1000, 1037}, {4097, 2049}};
+    cl::Rng rng("shapes");
+    for (int i = 0; i < 2; ++i) {
+        shapes.push_back({static_cast<int>(rng.uniform_int(1, 3000)), static_cast<int>(rng.uniform_int(1, 3000))});
+    }
+    return shapes;
+}
+
+// 250 MiB per matrix: five times the H100's 50 MiB L2 for the read alone. Not square, so
+// that the output's shape differs from the input's; multiples of 32, so that the table
+// measures whole tiles (the correctness test covers the ragged edges).
+constexpr Shape kPerfShape{8000, 8192};
+
+// The input on the device, the poisoned output, and both possible answers on the host.
+// Moving floats does no arithmetic, so the answer is exact: any difference is a wrong index.
+struct Problem {
+    Shape shape;
+    std::vector<float> input;
+    std::vector<float> transposed;
+    cl::DeviceBuffer<float> in, out;
+
+    explicit Problem(Shape s) : shape(s) {
+        cl::Rng rng(fmt::format("inputs {}x{}", s.rows, s.cols));
+        input = rng.floats(s.count(), -1000.0F, 1000.0F);
+        transposed.resize(s.count());
+        for (int r = 0; r < s.rows; ++r) {
+            for (int c = 0; c < s.cols; ++c) {
+                transposed[static_cast<std::size_t>(c) * s.rows + r] = input[static_cast<std::size_t>(r) * s.cols + c];
+            }
+        }
+        in = cl::DeviceBuffer<float>(std::span<const float>(input));
+        out = cl::DeviceBuffer<float>(s.count());
+    }
+    void launch(transpose::Launcher launcher) { launcher(in.data(), out.data(), shape.rows, shape.cols); }
+    cl::Comparison compare(bool transposes) const {
+        const std::string context = transposes ? fmt::format("transposing {} x {}", shape.rows, shape.cols)
+                                               : fmt::format("copying {} x {}", shape.rows, shape.cols);
+        return cl::compare(transposes ? transposed : input, out.to_host(), cl::Tolerance::exact(), context);
+    }
+};
+
+cl::StepInfo info(const transpose::Step& step) { return {step.id, step.name, step.section}; }
+
+const cl::StepInfo kReferenceInfo{"ref", "copy through a shared tile (given)", 0};
+
+// --- the probe ---------------------------------------------------------------------------
+
+cl::StepInfo probe_info() {
+    return {transpose::kProbeStep.id, transpose::kProbeStep.name, transpose::kProbeStep.section};
+}
+
+std::string stride_name(int stride) {
+    return stride == 0 ? std::string("stride 0 (broadcast)") : fmt::format("stride {}", stride);
+}
+
+// The words, the poisoned sums and cycle counts, and the CPU's sums for one stride.
+struct Probe {
+    int blocks;
+    int loads;
+    std::vector<std::uint32_t> words;
+    cl::DeviceBuffer<std::uint32_t> device_words;
+    cl::DeviceBuffer<std::uint32_t> sums;
+    cl::DeviceBuffer<long long> cycles;
+
+    Probe(int block_count, int loads_per_thread) : blocks(block_count), loads(loads_per_thread) {
+        cl::Rng rng("probe words");
+        words = rng.ints<std::uint32_t>(transpose::kProbeWords, 0, UINT32_MAX);
+        device_words = cl::DeviceBuffer<std::uint32_t>(std::span<const std::uint32_t>(words));
+        sums = cl::DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(blocks) * transpose::kProbeThreads);
+        cycles = cl::DeviceBuffer<long long>(static_cast<std::size_t>(blocks));
+    }
+    void poison() {
+        sums.poison();
+        cycles.poison();
+    }
+    void launch(int stride) { transpose::bank_probe(device_words.data(), sums.data(), cycles.data(), stride, loads, blocks); }
+
+    // Wrap-around sums, as the kernel computes them: the order of the reads does not matter.
+    std::vector<std::uint32_t> expected(int stride) const {
+        std::vector<std::uint32_t> per_lane(32, 0);
+        for (int lane = 0; lane < 32; ++lane) {
+            for (int i = 0; i < loads; ++i) per_lane[lane] += words[lane * stride + 32 * (i % transpose::kProbeRows)];
+        }
+        std::vector<std::uint32_t> all(sums.size());
+        for (std::size_t t = 0; t < all.size(); ++t) all[t] = per_lane[t % 32];
+        return all;
+    }
+
+    cl::Comparison compare(int stride) const {
+        cl::Comparison result = cl::compare(expected(stride), sums.to_host(), cl::Tolerance::exact(),
+                                            fmt::format("for {}, sums", stride_name(stride)));
+        if (!result.ok()) return result;
+        // The sums are right; the clock counts must have been written too, and be positive.
+        const std::vector<long long> counts = cycles.to_host();
+        for (std::size_t b = 0; b < counts.size(); ++b) {
+            if (counts[b] > 0) continue;
+            result.mismatches = 1;
+            result.first_index = b;
+            result.first_expected = "a positive clock64() difference";
+            result.first_got = cl::holds_poison(counts[b]) ? "nothing (never written)" : fmt::format("{}", counts[b]);
+            result.context = fmt::format("for {}, cycles[{}]", stride_name(stride), b);
+            return result;
+        }
+        return result;
+    }
+
+    // SM cycles per warp-wide read: each block's count over its warps' reads, median of blocks
+    // (a block that shared its SM with another one counts high; the median ignores it).
+    double cycles_per_read() const {
+        const std::vector<long long> counts = cycles.to_host();
+        std::vector<double> per_read;
+        const double reads = static_cast<double>(transpose::kProbeThreads / 32) * loads;
+        for (const long long count : counts) per_read.push_back(static_cast<double>(count) / reads);
+        return cl::median(per_read);
+    }
+};
+
+// Strides checked for correctness: broadcast, conflict-free, 2-, 4-, 8-, 16-, 32-way, and odd ones.
+constexpr std::array kCheckedStrides{0, 1, 2, 3, 4, 8, 16, 17, 31, 32};
+
+}  // namespace
+
+TEST_CASE("05-transpose correctness" * doctest::test_suite("correctness")) {
+    const std::vector<Shape> shapes = correctness_shapes();
+    for (const auto& step : transpose::kSteps) {
+        const cl::Verdict verdict = cl::check_step(info(step), [&] {
+            return cl::first_failure<Shape>(shapes, [&](const Shape& shape) {
+                Problem problem(shape);
+                problem.out.poison();
+                problem.launch(step.launch);
+                return problem.compare(step.transposes);
+            });
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+
+    // The probe: two blocks, few reads, every interesting stride.
+    const cl::Verdict probe_verdict = cl::check_step(probe_info(), [&] {
+        Probe probe(2, 2 * transpose::kProbeRows);
+        return cl::first_failure<int>(kCheckedStrides, [&](const int& stride) {
+            probe.poison();
+            probe.launch(stride);
+            return probe.compare(stride);
+        });
+    });
+    CHECK_MESSAGE(probe_verdict.passed(), probe_verdict.message);
+
+    // The given reference kernel is no step (it is not yours to write), but it is checked
+    // here too, so that the sanitizers see it.
+    for (const Shape& shape : {Shape{31, 65}, Shape{1000, 1037}}) {
+        Problem problem(shape);
+        problem.out.poison();
+        problem.launch(transpose::copy_through_shared);
+        const cl::Comparison comparison = problem.compare(false);
+        CHECK_MESSAGE(comparison.ok(), "the given copy_through_shared: ", comparison.describe());
+    }
+}
+
+TEST_CASE("05-transpose performance" * doctest::test_suite("perf")) {
+    Problem problem(kPerfShape);
+    const double bytes = 2.0 * static_cast<double>(kPerfShape.count()) * sizeof(float);  // read in, write out
+    cl::PerfTable table = cl::make_table(fmt::format("{} x {} float (2 x {} MiB)", kPerfShape.rows, kPerfShape.cols,
+                                                     kPerfShape.count() * sizeof(float) >> 20),
+                                         cl::memcpy_roof(), "GB/s");
+
+    bool all_passed = true;
+    auto time_row = [&](const transpose::Step& step) {
+        problem.out.poison();
+        const cl::PerfRecord record = cl::time_step(
+            info(step), [&] { problem.launch(step.launch); }, [&] { return problem.compare(step.transposes); },
+            bytes, table, "GB/s");
+        table.add_row(info(step), record.verdict, record.ms, record.throughput);
+        all_passed = all_passed && record.verdict.passed();
+    };
+
+    time_row(transpose::kSteps[0]);
+    // The second reference row, right after the plain copy: the same copy through shared memory.
+    {
+        problem.out.poison();
+        cl::Verdict verdict;
+        double ms = 0;
+        try {
+            ms = cl::median_ms([&] { problem.launch(transpose::copy_through_shared); });
+            verdict = cl::judge(kReferenceInfo, problem.compare(false));
+        } catch (const std::exception& e) {
+            verdict = {cl::Status::error, e.what()};
+        }
+        table.add_row(kReferenceInfo, verdict, ms, cl::gigabytes_per_second(bytes, ms));
+        CHECK_MESSAGE(verdict.passed(), "the given copy_through_shared: ", verdict.message);
+    }
+    for (std::size_t s = 1; s < transpose::kSteps.size(); ++s) time_row(transpose::kSteps[s]);
+
+    table.print();
+    CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
+}
+
+TEST_CASE("05-transpose bank conflicts" * doctest::test_suite("perf")) {
+    const cl::DeviceInfo& device = cl::current_device();
+    // One 1024-thread block per SM: 32 warps keep its shared-memory pipe busy.
+    constexpr int kLoads = 4096;
+    Probe probe(device.sm_count, kLoads);
+    const double bytes = static_cast<double>(probe.sums.size()) * kLoads * sizeof(std::uint32_t);
+    // What the banks deliver at most: 32 banks x 4 bytes per clock on every SM, at the
+    // clock the device reports as its maximum (the clock under load can be lower).
+    const cl::Roof roof{fmt::format("shared memory, SMs x 32 banks x 4 B x {:.0f} MHz", device.sm_clock_khz / 1e3),
+                        device.sm_count * 32.0 * 4.0 * device.sm_clock_khz * 1e3 / 1e9, "GB/s"};
+    cl::PerfTable table(fmt::format("{} bank-conflict probe on {}", cl::results().lab(), device.summary()),
+                        fmt::format("{} blocks x {} threads, {} reads of 4 B each, stride in words", device.sm_count,
+                                    transpose::kProbeThreads, kLoads),
+                        roof, "GB/s", {"cycles/read", "n-way", "banks: gcd(s,32)"});
+
+    const cl::StepInfo step = probe_info();
+    bool all_passed = true;
+    double stride1_cycles = 0;
+    std::vector<double> cycles(transpose::kProbeMaxStride + 1, 0);
+    // Stride 1 first: the others are compared with it.
+    std::vector<int> order{1, 0};
+    for (int stride = 2; stride <= transpose::kProbeMaxStride; ++stride) order.push_back(stride);
+    std::vector<cl::PerfRecord> records(transpose::kProbeMaxStride + 1);
+    for (const int stride : order) {
+        probe.poison();
+        records[stride] = cl::time_step(
+            step, [&] { probe.launch(stride); }, [&] { return probe.compare(stride); }, bytes, table, "GB/s",
+            {.warmup = 1, .repeats = 5, .flush_l2 = false}, stride_name(stride));
+        if (records[stride].verdict.passed()) cycles[stride] = probe.cycles_per_read();
+        if (stride == 1) stride1_cycles = cycles[1];
+        all_passed = all_passed && records[stride].verdict.passed();
+    }
+    for (int stride = 0; stride <= transpose::kProbeMaxStride; ++stride) {
+        const bool measured = records[stride].verdict.passed() && stride1_cycles > 0;
+        table.add_row({step.id, stride_name(stride), step.section}, records[stride].verdict, records[stride].ms,
+                      records[stride].throughput,
+                      {measured ? fmt::format("{:.2f}", cycles[stride]) : "",
+                       measured ? fmt::format("{:.2f}x", cycles[stride] / stride1_cycles) : "",
+                       fmt::format("{}", stride == 0 ? 1 : std::gcd(stride, 32))});
+    }
+    table.print();
+    if (all_passed && stride1_cycles < 0.5) {
+        fmt::print("note: under half a cycle per warp-wide read at stride 1 is faster than the banks can go:\n"
+                   "      the compiler has probably kept the values in registers (see section 5).\n");
+    }
+    CHECK_MESSAGE(all_passed, "the probe is not implemented or wrong: see the table and the correctness test");
+}

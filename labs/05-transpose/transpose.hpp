@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// Lab 05, matrix transpose and shared-memory banks: the interface between the harness
+// (g++) and the kernels (nvcc). Host-only: no CUDA syntax here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace transpose {
+
+// --- steps 1 to 4: copy and transpose -------------------------------------------------
+
+/// `in` is a `rows` x `cols` row-major float matrix in device memory. Step 1 copies it to
+/// `out` unchanged (rows x cols); steps 2 to 4 write its transpose to `out`, a `cols` x
+/// `rows` row-major matrix: out[c * rows + r] = in[r * cols + c]. A launcher enqueues its
+/// kernel on the default stream and returns without waiting; it throws cl::CudaError if
+/// the launch is rejected.
+using Launcher = void (*)(const float* in, float* out, int rows, int cols);
+
+void copy_tiled(const float* in, float* out, int rows, int cols);
+void transpose_naive(const float* in, float* out, int rows, int cols);
+void transpose_shared(const float* in, float* out, int rows, int cols);
+void transpose_shared_padded(const float* in, float* out, int rows, int cols);
+
+/// Given, complete (copy_reference.cu): the copy of step 1, but staged through a
+/// shared-memory tile with a barrier, conflict-free. The closest a tiled transpose can come.
+void copy_through_shared(const float* in, float* out, int rows, int cols);
+
+struct Step {
+    const char* id;    ///< as in the table and the lab sheet
+    const char* name;
+    int section;       ///< the lab sheet's section for this step
+    bool transposes;   ///< false for the copy: its output is the input itself
+    Launcher launch;
+};
+
+inline constexpr std::array<Step, 4> kSteps{{
+    {"1", "copy, 32x4 threads per 32x32 tile", 1, false, copy_tiled},
+    {"2", "naive transpose (strided writes)", 2, true, transpose_naive},
+    {"3", "shared-memory tile [32][32]", 3, true, transpose_shared},
+    {"4", "padded tile [32][33]", 4, true, transpose_shared_padded},
+}};
+
+// --- step 5: the bank-conflict probe --------------------------------------------------
+
+/// The probe's shape, shared by the kernel and the harness's reference.
+/// Each block has kProbeThreads threads and a shared array of kProbeWords 32-bit words,
+/// filled from `words` (global, kProbeWords long). Lane `lane` of every warp makes
+/// `loads` reads (a multiple of kProbeRows); its i-th read is the word
+///     lane * stride + 32 * (i % kProbeRows),
+/// so the 32 lanes of a warp always read 32 words `stride` apart (all the same word when
+/// stride is 0), and a thread never reads the same word twice in a row.
+inline constexpr int kProbeThreads = 1024;
+inline constexpr int kProbeRows = 64;
+inline constexpr int kProbeMaxStride = 32;
+inline constexpr int kProbeWords = 32 * kProbeRows + 31 * kProbeMaxStride + 1;
+
+/// Launches `blocks` blocks of the probe for one stride (0 to kProbeMaxStride), each thread
+/// making `loads` reads (a positive multiple of kProbeRows; throws std::invalid_argument if not).
+/// Thread t of block b writes the 32-bit wrap-around sum of the words it read to
+/// sums[b * kProbeThreads + t]; thread 0 of block b writes to cycles[b] the SM clock
+/// cycles (clock64) between the barrier before the reads and the barrier after them.
+void bank_probe(const std::uint32_t* words, std::uint32_t* sums, long long* cycles, int stride, int loads,
+                int blocks);
+
+struct ProbeStep {
+    const char* id;
+    const char* name;
+    int section;
+};
+
+inline constexpr ProbeStep kProbeStep{"5", "bank-conflict probe", 5};
+
+}  // namespace transpose

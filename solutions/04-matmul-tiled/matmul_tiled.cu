@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+// Lab 04, tiled matrix multiplication: reference solution.
+#include "matmul_tiled.hpp"
+
+#include "cuda_check.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace matmul_tiled {
+
+// Steps 4 and 5's shapes and every rule they must obey, in one place. Outside the unnamed
+// namespace below only so that nvcc does not warn about members a starter leaves unused.
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+struct Tiling {
+    static_assert(kTm % 4 == 0 && kTn % 4 == 0,
+                  "a thread reads its a and b fragments as float4: make kTm and kTn multiples of 4");
+    static_assert(kBm % kTm == 0 && kBn % kTn == 0, "the block tile must split into whole thread tiles: "
+                                                    "make kBm a multiple of kTm and kBn a multiple of kTn");
+    static constexpr int kBlockM = kBm;
+    static constexpr int kBlockN = kBn;
+    static constexpr int kBlockK = kBk;
+    static constexpr int kThreadM = kTm;
+    static constexpr int kThreadN = kTn;
+    static constexpr int kThreadsM = kBm / kTm;  // threads along a block tile's rows
+    static constexpr int kThreadsN = kBn / kTn;  // ... and along its columns
+    static constexpr int kThreads = kThreadsM * kThreadsN;
+    // For __launch_bounds__: ask for at least 512 resident threads per SM, which caps the
+    // compiler at 65536 / 512 = 128 registers per thread (the 8 x 8 accumulators alone are 64).
+    static constexpr int kMinBlocksPerSm = kThreads >= 512 ? 1 : 512 / kThreads;
+    static_assert(kThreads % 32 == 0 && kThreads <= 1024,
+                  "whole warps and at most 1024 threads: change kBm / kTm or kBn / kTn");
+    static_assert(kBk % 4 == 0 && kBn % 4 == 0, "float4 tile loads: make kBk and kBn multiples of 4");
+    static_assert((kBm * kBk / 4) % kThreads == 0 && (kBk * kBn / 4) % kThreads == 0,
+                  "every thread loads the same number of float4 from each tile: make kBm * kBk / 4 and "
+                  "kBk * kBn / 4 multiples of the thread count");
+    // The a tile is stored transposed (k-major) so that a thread's kTm values of one k are
+    // contiguous (float4 reads). A row stride of kBm + 4 words, not kBm, spreads the
+    // transposing stores over all 32 banks and keeps every row 16-byte aligned.
+    static constexpr int kAStride = kBm + 4;
+    static constexpr int kALoads = kBm * kBk / kThreads;  // scalar loads per thread (step 4)
+    static constexpr int kBLoads = kBk * kBn / kThreads;
+    static constexpr int kAVectors = kALoads / 4;  // float4 loads per thread (step 5)
+    static constexpr int kBVectors = kBLoads / 4;
+};
+
+namespace {
+
+constexpr int kSmallTile = 16;  // step 1: 16 x 16 = 256 threads, the lecture's first tile
+constexpr int kLargeTile = 32;  // steps 2 and 3: 32 x 32 = 1024 threads, the most a block may have
+
+// Steps 4 and 5: a block computes a kBlockM x kBlockN tile of c, walking k in slices of
+// kBlockK; each of its (128/8) x (128/8) = 256 threads owns an 8 x 8 patch of outputs.
+constexpr int kBlockM = 128;
+constexpr int kBlockN = 128;
+constexpr int kBlockK = 8;
+constexpr int kThreadM = 8;
+constexpr int kThreadN = 8;
+
+using KernelFunction = void (*)(const float*, const float*, float*, int, int, int);
+
+// ---------------------------------------------------------------------------------------
+// Steps 1 and 2: one output per thread, square tiles of a and b staged in shared memory.
+
+// Slow before: each thread streams a whole row of a and column of b from global memory:
+// two loads per multiply-add, and each value is fetched again by every thread that needs it.
+// Fixes: a block loads one tile x tile square of a and of b into shared memory together, so
+// every value fetched from global memory is used `tile` times from on-chip memory.
+__global__ void tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    // The tile width comes from the launch (blockDim.x == blockDim.y), so one kernel
+    // serves steps 1 and 2; the launcher sizes the dynamic shared memory to match.
+    extern __shared__ float tiles[];
+    const int tile = static_cast<int>(blockDim.x);
+    float* a_tile = tiles;                // a_tile[ty * tile + i] = a[row][k0 + i]
+    float* b_tile = tiles + tile * tile;  // b_tile[i * tile + tx] = b[k0 + i][col]
+
+    const int tx = static_cast<int>(threadIdx.x);
+    const int ty = static_cast<int>(threadIdx.y);
+    const int row = static_cast<int>(blockIdx.y) * tile + ty;
+    const int col = static_cast<int>(blockIdx.x) * tile + tx;
+
+    // No early return for threads outside c (the seed's mistake): they still load their
+    // share of every tile and reach every barrier; they only skip the final store.
+    float sum = 0.0F;
+    for (int k0 = 0; k0 < k; k0 += tile) {  // ceil(k / tile) tiles, the last one partial
+        // Outside a or b we store 0: padding that adds 0 * x to the sum.
+        const int a_col = k0 + tx;
+        const int b_row = k0 + ty;
+        a_tile[ty * tile + tx] = row < m && a_col < k ? a[static_cast<std::size_t>(row) * k + a_col] : 0.0F;
+        b_tile[ty * tile + tx] = b_row < k && col < n ? b[static_cast<std::size_t>(b_row) * n + col] : 0.0F;
+        // RAW: below, thread (ty, tx) reads values that other threads wrote just above.
+        __syncthreads();
+        for (int i = 0; i < tile; ++i) sum += a_tile[ty * tile + i] * b_tile[i * tile + tx];
+        // WAR: the next iteration overwrites the tiles; a fast thread must not do that
+        // while a slower one is still reading this tile.
+        __syncthreads();
+    }
+    if (row < m && col < n) c[static_cast<std::size_t>(row) * n + col] = sum;
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 3: the same algorithm with the tile width known to the compiler.
+
+// Slow before: the tile width is a run-time value, so the inner loop keeps a counter, a
+// compare and a branch, and each shared-memory address is computed from it at run time.
+// Fixes: kTile is a template parameter, the loop is fully unrolled, and the 2 x kTile
+// shared-memory addresses become one base register plus constant offsets.
+template <int kTile>
+__global__ void __launch_bounds__(kTile * kTile) tiled_unrolled_kernel(const float* a, const float* b, float* c,
+                                                                       int m, int n, int k) {
+    static_assert(kTile * kTile <= 1024, "a block has at most 1024 threads: make kTile at most 32");
+    static_assert(kTile % 8 == 0, "keep kTile a multiple of 8 so that a warp covers whole tile rows");
+    __shared__ float a_tile[kTile][kTile];
+    __shared__ float b_tile[kTile][kTile];
+
+    const int tx = static_cast<int>(threadIdx.x);
+    const int ty = static_cast<int>(threadIdx.y);
+    const int row = static_cast<int>(blockIdx.y) * kTile + ty;
+    const int col = static_cast<int>(blockIdx.x) * kTile + tx;
+
+    float sum = 0.0F;
+    for (int k0 = 0; k0 < k; k0 += kTile) {
+        const int a_col = k0 + tx;
+        const int b_row = k0 + ty;
+        a_tile[ty][tx] = row < m && a_col < k ? a[static_cast<std::size_t>(row) * k + a_col] : 0.0F;
+        b_tile[ty][tx] = b_row < k && col < n ? b[static_cast<std::size_t>(b_row) * n + col] : 0.0F;
+        __syncthreads();  // RAW: the whole tile is written before anyone reads it
+        // a_tile[ty][i] is the same address for a whole warp (a broadcast), b_tile[i][tx]
+        // 32 consecutive words (32 banks): no bank conflicts either way.
+#pragma unroll
+        for (int i = 0; i < kTile; ++i) sum += a_tile[ty][i] * b_tile[i][tx];
+        __syncthreads();  // WAR: everyone has finished reading before the next overwrite
+    }
+    if (row < m && col < n) c[static_cast<std::size_t>(row) * n + col] = sum;
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps 4 and 5: register tiling (the shapes and their rules: Tiling, at the top).
+
+
+// The products of one k slice: for each k, a thread reads kTm values of a and kTn of b
+// (float4 reads) and does kTm * kTn multiply-adds from registers. A thread's rows and
+// columns come in groups of 4, the groups kThreadsM * 4 (kThreadsN * 4) apart, so that 8
+// neighbouring threads read 128 consecutive bytes: one conflict-free shared-memory wavefront.
+template <class T>
+__device__ __forceinline__ void multiply_tiles(const float (*a_tile)[T::kAStride], const float (*b_tile)[T::kBlockN],
+                                               int thread_m, int thread_n, float (&acc)[T::kThreadM][T::kThreadN]) {
+#pragma unroll
+    for (int i = 0; i < T::kBlockK; ++i) {
+        float a_frag[T::kThreadM];
+        float b_frag[T::kThreadN];
+#pragma unroll
+        for (int g = 0; g < T::kThreadM / 4; ++g) {
+            const float4 v = *reinterpret_cast<const float4*>(&a_tile[i][g * T::kThreadsM * 4 + thread_m * 4]);
+            a_frag[4 * g + 0] = v.x;
+            a_frag[4 * g + 1] = v.y;
+            a_frag[4 * g + 2] = v.z;
+            a_frag[4 * g + 3] = v.w;
+        }
+#pragma unroll
+        for (int g = 0; g < T::kThreadN / 4; ++g) {
+            const float4 v = *reinterpret_cast<const float4*>(&b_tile[i][g * T::kThreadsN * 4 + thread_n * 4]);
+            b_frag[4 * g + 0] = v.x;
+            b_frag[4 * g + 1] = v.y;
+            b_frag[4 * g + 2] = v.z;
+            b_frag[4 * g + 3] = v.w;
+        }
+#pragma unroll
+        for (int r = 0; r < T::kThreadM; ++r) {
+#pragma unroll
+            for (int s = 0; s < T::kThreadN; ++s) acc[r][s] += a_frag[r] * b_frag[s];
+        }
+    }
+}
+
+// Writes a thread's outputs, skipping those outside c.
+template <class T>
+__device__ __forceinline__ void store_outputs(float* c, int m, int n, int row0, int col0, int thread_m, int thread_n,
+                                              const float (&acc)[T::kThreadM][T::kThreadN]) {
+#pragma unroll
+    for (int r = 0; r < T::kThreadM; ++r) {
+        const int row = row0 + (r / 4) * T::kThreadsM * 4 + thread_m * 4 + r % 4;
+        if (row >= m) continue;
+#pragma unroll
+        for (int s = 0; s < T::kThreadN; ++s) {
+            const int col = col0 + (s / 4) * T::kThreadsN * 4 + thread_n * 4 + s % 4;
+            if (col < n) c[static_cast<std::size_t>(row) * n + col] = acc[r][s];
+        }
+    }
+}
+
+// Slow before: one output per thread means two shared-memory loads per multiply-add, and
+// shared-memory bandwidth (128 bytes per clock per SM) caps the FMA rate far below peak.
+// Fixes: each thread computes kTm x kTn outputs from kTm + kTn values held in registers,
+// so per k it does kTm * kTn multiply-adds for (kTm + kTn) / 4 float4 shared loads.
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
+                                  Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
+    register_tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    using T = Tiling<kBm, kBn, kBk, kTm, kTn>;
+    __shared__ __align__(16) float a_tile[kBk][T::kAStride];  // a_tile[i][r] = a[row0 + r][k0 + i]
+    __shared__ __align__(16) float b_tile[kBk][kBn];          // b_tile[i][s] = b[k0 + i][col0 + s]
+
+    const int tid = static_cast<int>(threadIdx.x);
+    const int thread_m = tid / T::kThreadsN;
+    const int thread_n = tid % T::kThreadsN;
+    const int row0 = static_cast<int>(blockIdx.y) * kBm;
+    const int col0 = static_cast<int>(blockIdx.x) * kBn;
+
+    float acc[kTm][kTn] = {};
+    for (int k0 = 0; k0 < k; k0 += kBk) {
+        // Consecutive threads take consecutive k of one row of a (kBk * 4 contiguous bytes)
+        // and consecutive columns of one row of b: coalesced, zero outside the matrices.
+#pragma unroll
+        for (int l = 0; l < T::kALoads; ++l) {
+            const int e = l * T::kThreads + tid;
+            const int r = e / kBk;
+            const int i = e % kBk;
+            const int row = row0 + r;
+            const int col = k0 + i;
+            a_tile[i][r] = row < m && col < k ? a[static_cast<std::size_t>(row) * k + col] : 0.0F;
+        }
+#pragma unroll
+        for (int l = 0; l < T::kBLoads; ++l) {
+            const int e = l * T::kThreads + tid;
+            const int i = e / kBn;
+            const int s = e % kBn;
+            const int row = k0 + i;
+            const int col = col0 + s;
+            b_tile[i][s] = row < k && col < n ? b[static_cast<std::size_t>(row) * n + col] : 0.0F;
+        }
+        __syncthreads();  // RAW: the tiles are complete before anyone reads them
+        multiply_tiles<T>(a_tile, b_tile, thread_m, thread_n, acc);
+        __syncthreads();  // WAR: nobody overwrites them while someone still reads
+    }
+    store_outputs<T>(c, m, n, row0, col0, thread_m, thread_n, acc);
+}
+
+// One element of a row-major rows x cols matrix, or 0 outside it.
+__device__ __forceinline__ float load_or_zero(const float* x, int row, int col, int rows, int cols) {
+    return row < rows && col < cols ? x[static_cast<std::size_t>(row) * cols + col] : 0.0F;
+}
+
+// Four consecutive elements of a row: one 16-byte load where it is allowed (the row
+// length keeps every row 16-byte aligned, and all four are inside), scalar loads otherwise.
+__device__ __forceinline__ float4 load4_or_zero(const float* x, int row, int col, int rows, int cols, bool vectors) {
+    if (vectors && row < rows && col + 3 < cols) {
+        return *reinterpret_cast<const float4*>(x + static_cast<std::size_t>(row) * cols + col);
+    }
+    return make_float4(load_or_zero(x, row, col, rows, cols), load_or_zero(x, row, col + 1, rows, cols),
+                       load_or_zero(x, row, col + 2, rows, cols), load_or_zero(x, row, col + 3, rows, cols));
+}
+
+__device__ __forceinline__ bool aligned16(const float* x) {
+    return reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+}
+
+// Slow before: four times as many load instructions as needed to fill the tiles, and each
+// thread waits for its loads right before the barrier, with nothing else to do.
+// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte
+// aligned), staged in registers: the next slice's loads are issued before this slice's
+// multiply-adds, so their latency hides behind the arithmetic.
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
+                                  Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
+    register_tiled_float4_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    using T = Tiling<kBm, kBn, kBk, kTm, kTn>;
+    __shared__ __align__(16) float a_tile[kBk][T::kAStride];
+    __shared__ __align__(16) float b_tile[kBk][kBn];
+
+    const int tid = static_cast<int>(threadIdx.x);
+    const int thread_m = tid / T::kThreadsN;
+    const int thread_n = tid % T::kThreadsN;
+    const int row0 = static_cast<int>(blockIdx.y) * kBm;
+    const int col0 = static_cast<int>(blockIdx.x) * kBn;
+    // float4 loads need every row to start on a 16-byte boundary: the row length a
+    // multiple of 4 floats and the base pointer aligned. The same for the whole grid.
+    const bool a_vectors = k % 4 == 0 && aligned16(a);
+    const bool b_vectors = n % 4 == 0 && aligned16(b);
+
+    // The slice in flight, in registers: thread tid's float4 number l of each tile.
+    float4 a_stage[T::kAVectors];
+    float4 b_stage[T::kBVectors];
+    auto load_slice = [&](int k0) {
+#pragma unroll
+        for (int l = 0; l < T::kAVectors; ++l) {
+            const int e = l * T::kThreads + tid;
+            a_stage[l] = load4_or_zero(a, row0 + e / (kBk / 4), k0 + e % (kBk / 4) * 4, m, k, a_vectors);
+        }
+#pragma unroll
+        for (int l = 0; l < T::kBVectors; ++l) {
+            const int e = l * T::kThreads + tid;
+            b_stage[l] = load4_or_zero(b, k0 + e / (kBn / 4), col0 + e % (kBn / 4) * 4, k, n, b_vectors);
+        }
+    };
+
+    float acc[kTm][kTn] = {};
+    load_slice(0);
+    for (int k0 = 0; k0 < k; k0 += kBk) {
+#pragma unroll
+        for (int l = 0; l < T::kAVectors; ++l) {  // a goes in transposed: four scalar stores
+            const int e = l * T::kThreads + tid;
+            const int r = e / (kBk / 4);
+            const int i = e % (kBk / 4) * 4;
+            a_tile[i + 0][r] = a_stage[l].x;
+            a_tile[i + 1][r] = a_stage[l].y;
+            a_tile[i + 2][r] = a_stage[l].z;
+            a_tile[i + 3][r] = a_stage[l].w;
+        }
+#pragma unroll
+        for (int l = 0; l < T::kBVectors; ++l) {  // b keeps its layout: one 16-byte store
+            const int e = l * T::kThreads + tid;
+            *reinterpret_cast<float4*>(&b_tile[e / (kBn / 4)][e % (kBn / 4) * 4]) = b_stage[l];
+        }
+        __syncthreads();  // RAW: the tiles are complete before anyone reads them
+        // The next slice's loads go out now; the registers they fill were stored above.
+        if (k0 + kBk < k) load_slice(k0 + kBk);
+        multiply_tiles<T>(a_tile, b_tile, thread_m, thread_n, acc);
+        __syncthreads();  // WAR: the stores at the top of the next iteration wait for all readers
+    }
+    store_outputs<T>(c, m, n, row0, col0, thread_m, thread_n, acc);
+}
+
+}  // namespace
+}  // namespace matmul_tiled
+
+// The launchers: given, the same for everyone. They choose the grids and launch the kernels above.
+#include "matmul_tiled_launchers.cuh"
