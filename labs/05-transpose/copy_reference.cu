@@ -10,13 +10,6 @@
 namespace transpose {
 namespace {
 
-constexpr int kTile = 32;
-// Rows per thread: a count the compiler knows, so that it unrolls the passes fully.
-constexpr int kPasses = 8;
-static_assert(kTile == 32, "a tile row must be one warp wide: keep kTile at 32 (the warp size)");
-static_assert(kTile % kPasses == 0, "kPasses must divide kTile");
-constexpr int kRowsPerPass = kTile / kPasses;  // the block's y extent: 32 x 4 threads
-
 // The same global traffic and the same shared-memory round trip as a tiled transpose, but
 // each warp reads back a tile *row* (32 consecutive words, 32 banks): no bank conflict by
 // construction. The distance from this row to the padded transpose is what the transpose

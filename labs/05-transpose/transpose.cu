@@ -12,16 +12,6 @@
 namespace transpose {
 namespace {
 
-// One block moves one kTile x kTile tile with kTile x kRowsPerPass threads: a warp is one
-// tile row (32 consecutive floats, 128 bytes), and each thread handles kPasses rows, so
-// that every thread has several independent loads in flight.
-constexpr int kTile = 32;
-// Rows per thread: a count the compiler knows, so that it unrolls the passes fully.
-constexpr int kPasses = 8;
-static_assert(kTile == 32, "a tile row must be one warp wide: keep kTile at 32 (the warp size)");
-static_assert(kTile % kPasses == 0, "kPasses must divide kTile");
-constexpr int kRowsPerPass = kTile / kPasses;  // the block's y extent: 32 x 4 threads
-
 // Slow before: -- (no transpose: this is the roof a transpose can approach).
 // Fixes: each warp reads and writes one contiguous 128-byte row of a 32 x 32 tile, kPasses rows per thread.
 __global__ void __launch_bounds__(kTile * kRowsPerPass)

@@ -44,6 +44,17 @@ inline constexpr std::array<Step, 4> kSteps{{
 // --- step 5: the bank-conflict probe --------------------------------------------------
 
 /// The probe's shape, shared by the kernel and the harness's reference.
+/// One block moves one kTile x kTile tile with kTile x kRowsPerPass threads: a warp is one
+/// tile row (32 consecutive floats, 128 bytes), and each thread handles kPasses rows, so
+/// that every thread has several independent loads in flight.
+inline constexpr int kTile = 32;
+/// Rows per thread: a count the compiler knows, so that it unrolls the passes fully. On an
+/// H200, 8 (32 x 4 threads) beat 4 (32 x 8) by a few per cent: more bytes in flight per SM.
+inline constexpr int kPasses = 8;
+static_assert(kTile == 32, "a tile row must be one warp wide: keep kTile at 32 (the warp size)");
+static_assert(kTile % kPasses == 0, "kPasses must divide kTile");
+inline constexpr int kRowsPerPass = kTile / kPasses;  ///< the block's y extent: 32 x 4 threads
+
 /// Each block has kProbeThreads threads and a shared array of kProbeWords 32-bit words,
 /// filled from `words` (global, kProbeWords long). Lane `lane` of every warp makes
 /// `loads` reads (a multiple of kProbeRows); its i-th read is the word
