@@ -3,14 +3,14 @@
 # Verifies the course on a GPU machine in one go: builds the starters and the solutions,
 # runs every solution test (correctness and the perf tables), the starter checks, and the
 # solutions' correctness tests under compute-sanitizer. Logs go to ${OUT:-gpu-logs}/.
-# Usage: tools/gpu-verify.sh [GPU_ARCH]   (default 90)
+# Usage: [LABS=04-matmul-tiled,05-transpose] [SANITIZERS="memcheck"] tools/gpu-verify.sh [GPU_ARCH]   (default 90)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
 arch=${1:-90}
 for flavour in starter solution; do
-  meson setup "/tmp/verify-$flavour" -Dgpu_arch="$arch" -Dlabs_from="$flavour" >/dev/null || exit 1
+  meson setup "/tmp/verify-$flavour" -Dgpu_arch="$arch" -Dlabs_from="$flavour" ${LABS:+-Dlabs=$LABS} >/dev/null || exit 1
 done
 ninja -C /tmp/verify-starter >"$out/build.log" 2>&1 && ninja -C /tmp/verify-solution >>"$out/build.log" 2>&1 \
   || { tail -40 "$out/build.log"; exit 1; }
