@@ -21,7 +21,8 @@ meson test -C /tmp/verify-starter --suite starter-check >"$out/starters.log" 2>&
 echo "starter checks: $(grep -E '^(Ok|Fail|Skipped|Timeout):' "$out/starters.log" | tr -s ' ' | tr '\n' ' ')"
 : >"$out/sanitizer.log"
 for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-  meson test -C /tmp/verify-solution --setup="$tool" --suite correctness ${SANITIZER_SUITES:-} >>"$out/sanitizer.log" 2>&1
-  echo "$tool: $(tail -12 "$out/sanitizer.log" | grep -E '^(Ok|Fail|Timeout):' | tr -s ' ' | tr '\n' ' ')"
+  log=$(meson test -C /tmp/verify-solution --setup="$tool" --suite correctness ${SANITIZER_SUITES:-} 2>&1)
+  printf '%s\n' "$log" >>"$out/sanitizer.log"
+  echo "$tool: $(printf '%s\n' "$log" | grep -E '^(Ok|Fail|Timeout):' | tr -s ' ' | tr '\n' ' ')"
 done
 grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" /tmp/verify-solution/meson-logs/testlog-*.txt 2>/dev/null | sort | uniq -c | head -20
