@@ -2,6 +2,7 @@
 // Seeded streams and the harness's own options.
 #include "options.hpp"
 #include "random.hpp"
+#include "shapes.hpp"
 
 #include <doctest/doctest.h>
 
@@ -46,4 +47,19 @@ TEST_CASE("harness options are taken out of argv and the rest goes to doctest") 
     std::string bad = "--seed=12x";
     char* bad_argv[] = {program.data(), bad.data()};
     CHECK_THROWS_AS(cl::parse_run_options(2, bad_argv), std::invalid_argument);
+}
+
+TEST_CASE("seeded shapes: the fixed ones first, then extra ones from the seed, in range") {
+    cl::run_options().seed = 99;
+    const auto shapes = cl::with_seeded_shapes({{1, 1}, {33, 65}}, 3, 50);
+    REQUIRE(shapes.size() == 5);
+    CHECK(shapes[1].label() == "for 33 x 65");
+    CHECK(shapes[1].count() == 33 * 65);
+    for (std::size_t i = 2; i < shapes.size(); ++i) {
+        CHECK(shapes[i].rows >= 1);
+        CHECK(shapes[i].rows <= 50);
+        CHECK(shapes[i].cols >= 1);
+        CHECK(shapes[i].cols <= 50);
+    }
+    CHECK(cl::with_seeded_shapes({}, 3, 50)[0].rows == shapes[2].rows);  // same seed, same shapes
 }

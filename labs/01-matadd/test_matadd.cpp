@@ -6,6 +6,7 @@
 #include "buffers.hpp"
 #include "harness.hpp"
 #include "random.hpp"
+#include "shapes.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -16,22 +17,13 @@ namespace {
 
 const bool registered = cl::register_lab("01-matadd");
 
-struct Shape {
-    int rows;
-    int cols;
-    std::string label() const { return fmt::format("for {} x {}", rows, cols); }
-    std::size_t count() const { return static_cast<std::size_t>(rows) * cols; }
-};
+using Shape = cl::MatrixShape;
 
 // Tiny, odd, not multiples of 16 or 256, one large; plus two sizes drawn from the seed,
 // so that a grader's run uses sizes the student has not seen.
 std::vector<Shape> correctness_shapes() {
-    std::vector<Shape> shapes{{1, 1}, {1, 7}, {7, 1}, {3, 5}, {17, 33}, {33, 65}, {255, 257}, {1000, 1037}, {4097, 2049}};
-    cl::Rng rng("shapes");
-    for (int i = 0; i < 2; ++i) {
-        shapes.push_back({static_cast<int>(rng.uniform_int(1, 3000)), static_cast<int>(rng.uniform_int(1, 3000))});
-    }
-    return shapes;
+    return cl::with_seeded_shapes(
+        {{1, 1}, {1, 7}, {7, 1}, {3, 5}, {17, 33}, {33, 65}, {255, 257}, {1000, 1037}, {4097, 2049}}, 2, 3000);
 }
 
 constexpr Shape kPerfShape{8192, 8192};

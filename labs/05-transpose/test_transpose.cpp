@@ -8,6 +8,7 @@
 #include "device_info.hpp"
 #include "harness.hpp"
 #include "random.hpp"
+#include "shapes.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -21,24 +22,14 @@ namespace {
 
 const bool registered = cl::register_lab("05-transpose");
 
-struct Shape {
-    int rows;
-    int cols;
-    std::string label() const { return fmt::format("for {} x {}", rows, cols); }
-    std::size_t count() const { return static_cast<std::size_t>(rows) * cols; }
-};
+using Shape = cl::MatrixShape;
 
 // Single rows and columns, sizes just off a multiple of the 32 x 32 tile, one exact
 // multiple, large non-square ones; plus two drawn from the seed, so that a grader's run
 // uses sizes the student has not seen.
 std::vector<Shape> correctness_shapes() {
-    std::vector<Shape> shapes{{1, 1},     {1, 33},      {33, 1},      {2, 31},     {31, 65},
-                              {64, 96},   {97, 32},     {255, 257},   {1000, 1037}, {4097, 2049}};
-    cl::Rng rng("shapes");
-    for (int i = 0; i < 2; ++i) {
-        shapes.push_back({static_cast<int>(rng.uniform_int(1, 3000)), static_cast<int>(rng.uniform_int(1, 3000))});
-    }
-    return shapes;
+    return cl::with_seeded_shapes({{1, 1},     {1, 33},      {33, 1},      {2, 31},     {31, 65},
+                              {64, 96},   {97, 32},     {255, 257},   {1000, 1037}, {4097, 2049}}, 2, 3000);
 }
 
 // 250 MiB per matrix: five times the H100's 50 MiB L2 for the read alone. Not square, so
