@@ -28,8 +28,9 @@ using Shape = cl::MatrixShape;
 // multiple, large non-square ones; plus two drawn from the seed, so that a grader's run
 // uses sizes the student has not seen.
 std::vector<Shape> correctness_shapes() {
-    return cl::with_seeded_shapes({{1, 1},     {1, 33},      {33, 1},      {2, 31},     {31, 65},
-                              {64, 96},   {97, 32},     {255, 257},   {1000, 1037}, {4097, 2049}}, 2, 3000);
+    return cl::with_seeded_shapes({{1, 1}, {1, 33}, {33, 1}, {2, 31}, {31, 65}, {64, 96}, {97, 32}, {255, 257},
+                                   {1000, 1037}, {4097, 2049}},
+                                  2, 3000);
 }
 
 // 250 MiB per matrix: five times the H100's 50 MiB L2 for the read alone. Not square, so
