@@ -176,11 +176,9 @@ def markdown(grade) -> str:
             out += [f"- {flag}" for flag in lab.review_flags]
             out.append("")
         if _show_build_log(lab):
-            out += ["<details><summary>Build log (end)</summary>", "", "```", lab.build_log[-4000:], "```", "",
-                    "</details>", ""]
+            out += _folded("Build log (end)", lab.build_log)
         elif lab.output and lab.state != NOT_SUBMITTED:
-            out += ["<details><summary>Harness output (end)</summary>", "", "```", lab.output[-4000:], "```", "",
-                    "</details>", ""]
+            out += _folded("Harness output (end)", lab.output)
     taken = grade.taken
     if taken is not None:
         out.append("## The submission")
@@ -203,6 +201,11 @@ def markdown(grade) -> str:
     out.append(f"Sandbox: {grade.sandbox}. Seeds: {grade.seed_mode}.")
     out.append("")
     return "\n".join(out)
+
+
+def _folded(title: str, text: str) -> list[str]:
+    """The end of a long log, folded away in a <details> block of the Markdown report."""
+    return [f"<details><summary>{title}</summary>", "", "```", text[-4000:], "```", "", "</details>", ""]
 
 
 def _show_build_log(lab: LabGrade) -> bool:
