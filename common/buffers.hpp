@@ -4,11 +4,13 @@
 #pragma once
 
 #include "cuda_check.hpp"
+#include "guard.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,16 +20,20 @@ namespace cl {
 /// value for unsigned ones. A kernel that never writes an element leaves this pattern.
 inline constexpr unsigned char kPoisonByte = 0xFF;
 
-/// `count` elements of T in device memory, freed when the buffer goes out of scope.
+/// `count` elements of T in device memory, freed when the buffer goes out of scope. The data
+/// sits between two guard bands (guard.hpp): the harness fails a step that writes into them.
+/// `name` ("c") is what those messages call the buffer.
 template <class T>
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    explicit DeviceBuffer(std::size_t count) : count_(count) {
-        if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
+    explicit DeviceBuffer(std::size_t count, std::string name = {}) : count_(count) {
+        if (count_ > 0) data_ = static_cast<T*>(guarded_malloc(count_, sizeof(T), std::move(name)));
     }
     /// Allocates and uploads `host`.
-    explicit DeviceBuffer(std::span<const T> host) : DeviceBuffer(host.size()) { upload(host); }
+    explicit DeviceBuffer(std::span<const T> host, std::string name = {}) : DeviceBuffer(host.size(), std::move(name)) {
+        upload(host);
+    }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
@@ -35,9 +41,7 @@ public:
         DeviceBuffer(std::move(other)).swap(*this);
         return *this;
     }
-    ~DeviceBuffer() {
-        if (data_ != nullptr) cudaFree(data_);  // no throw from a destructor; errors surface elsewhere
-    }
+    ~DeviceBuffer() { guarded_free(data_); }  // checks the bands; never throws
 
     T* data() noexcept { return data_; }
     const T* data() const noexcept { return data_; }

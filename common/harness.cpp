@@ -2,9 +2,12 @@
 // Step verdicts and timing.
 #include "harness.hpp"
 
+#include "bandwidth_kernels.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
+#include "guard.hpp"
 #include "options.hpp"
+#include "random.hpp"
 
 #include <fmt/format.h>
 
@@ -31,6 +34,18 @@ Verdict guarded(const StepInfo& step, Body&& body) {
     }
 }
 
+Verdict not_selected_verdict() { return {Status::not_selected, ""}; }
+
+// A comparison's verdict, or the guard-band damage when the output itself was right.
+Verdict judge_with_guards(const StepInfo& step, const Comparison& comparison) {
+    const std::vector<std::string> damage = take_guard_damage();
+    Verdict verdict = judge(step, comparison);
+    if (damage.empty()) return verdict;
+    if (verdict.passed()) return {Status::wrong, fmt::format("step {}: {}", step.id, damage.front())};
+    verdict.message += fmt::format("; also {}", damage.front());
+    return verdict;
+}
+
 }  // namespace
 
 bool register_lab(std::string lab) {
@@ -49,8 +64,28 @@ void print_banner() {
 }
 
 Roof memcpy_roof() {
-    return {fmt::format("memcpy D2D (theoretical {:.0f})", current_device().theoretical_gbps()), measured_copy_gbps(),
-            "GB/s"};
+    const double theoretical = current_device().theoretical_gbps();
+    return {fmt::format("memcpy D2D (theoretical {:.0f})", theoretical), measured_copy_gbps(), "GB/s", theoretical};
+}
+
+Roof read_roof() {
+    const double theoretical = current_device().theoretical_gbps();
+    return {fmt::format("read-only sweep (theoretical {:.0f})", theoretical), measured_read_gbps(), "GB/s",
+            theoretical};
+}
+
+int second_input_run(const StepInfo& step, std::string_view variant, int repeats) {
+    if (repeats <= 1) return 0;
+    Rng rng(fmt::format("second input set, step {} {}", step.id, variant));
+    return static_cast<int>(rng.uniform_int(0, repeats - 1));
+}
+
+std::optional<std::string> implausible(double throughput, const Roof& roof) {
+    constexpr double kMargin = 1.10;  // clocks and counting conventions; far below any fake
+    if (roof.ceiling <= 0 || throughput <= kMargin * roof.ceiling) return std::nullopt;
+    const bool bytes = roof.unit.find("B/s") != std::string::npos;
+    return fmt::format("{:.0f} {} is faster than this GPU can {} ({:.0f} {} at most): the timed runs did not do the work",
+                       throughput, roof.unit, bytes ? "move the data" : "compute", roof.ceiling, roof.unit);
 }
 
 PerfTable make_table(std::string problem, Roof roof, std::string unit, std::vector<std::string> extra_columns) {
@@ -72,11 +107,13 @@ Verdict judge(const StepInfo& step, const Comparison& comparison) {
 }
 
 Verdict check_step(const StepInfo& step, const std::function<Comparison()>& trial) {
+    if (!step_selected(step.id)) return not_selected_verdict();
     print_banner();
     const Verdict verdict = guarded(step, [&] {
+        (void)take_guard_damage();  // what earlier code did is not this step's fault
         const Comparison comparison = trial();
         CUDA_CHECK_SYNC();
-        return judge(step, comparison);
+        return judge_with_guards(step, comparison);
     });
     const bool colour = use_colour();
     const std::string label = verdict.passed() ? "PASS" : verdict.status == Status::not_implemented ? "TODO" : "FAIL";
@@ -91,20 +128,70 @@ Verdict check_step(const StepInfo& step, const std::function<Comparison()>& tria
     return verdict;
 }
 
-PerfRecord time_step(const StepInfo& step, const std::function<void()>& launch,
-                     const std::function<Comparison()>& verify, double work_per_run, const PerfTable& table,
+PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
                      std::string unit, const TimingOptions& options, std::string variant) {
-    print_banner();
     PerfRecord record;
     record.unit = std::move(unit);
     record.variant = std::move(variant);
-    record.verdict = guarded(step, [&] {
-        record.ms = median_ms(launch, options);
-        return judge(step, verify());
+    if (!step_selected(step.id)) {
+        record.verdict = not_selected_verdict();
+        return record;
+    }
+    print_banner();
+    record.verdict = guarded(step, [&]() -> Verdict {
+        (void)take_guard_damage();
+        TimingBackend& backend = cuda_timing_backend(options.device_wide);
+        // One checked run first: a step that is not written or wrong is not timed at all.
+        if (timed.reset) timed.reset();
+        timed.run();
+        CUDA_CHECK_SYNC();
+        if (Verdict first = judge_with_guards(step, timed.verify()); !first.passed()) return first;
+
+        const int second = timed.use_inputs ? second_input_run(step, record.variant, options.repeats) : -1;
+        int next_timed = -1;  // the timed run about to start; -1 while warming up
+        std::optional<Verdict> second_failed;
+        const std::function<void()> reset = [&] {
+            if (next_timed == second && second >= 0) timed.use_inputs(1);  // before the reset sees the set
+            if (timed.reset) timed.reset();
+        };
+        const std::function<void(int)> after = [&](int run) {
+            if (run == second) {
+                CUDA_CHECK_SYNC();
+                const Verdict v = judge_with_guards(step, timed.verify());
+                if (!v.passed()) {
+                    second_failed = Verdict{Status::wrong, fmt::format("{} (timed run {}, on a second input set)",
+                                                                       v.message, run)};
+                }
+                timed.use_inputs(0);
+            }
+            next_timed = run + 1;
+        };
+        TimingOptions warmup = options;
+        warmup.repeats = 0;
+        (void)timed_runs(backend, timed.run, warmup, reset);
+        TimingOptions repeats = options;
+        repeats.warmup = 0;
+        repeats.warmup_ms = 0.0;
+        next_timed = 0;
+        record.ms = median(timed_runs(backend, timed.run, repeats, reset, after));
+        CUDA_CHECK_SYNC();
+        if (second_failed) return *second_failed;
+        const Comparison last = timed.verify();
+        if (last.nothing_written()) {
+            return {Status::wrong, fmt::format("step {}: the last timed run wrote nothing (its output was reset "
+                                               "before it): every run must do the whole work",
+                                               step.id)};
+        }
+        return judge_with_guards(step, last);
     });
     if (record.verdict.passed() && record.ms > 0) {
         record.throughput = work_per_run / (record.ms * 1e-3) / 1e9;
-        record.percent_of_roof = table.percent_of_roof(record.throughput);
+        if (auto why = implausible(record.throughput, table.roof())) {
+            record.verdict = {Status::wrong, fmt::format("step {}: {}", step.id, *why)};
+            record.throughput = 0;
+        } else {
+            record.percent_of_roof = table.percent_of_roof(record.throughput);
+        }
     }
     results().record_perf(step, record);
     return record;

@@ -9,8 +9,10 @@
 #include "timing.hpp"
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace cl {
 
@@ -23,11 +25,34 @@ bool register_lab(std::string lab);
 /// (first mismatch), or a CUDA error. Prints one line, records it, never throws.
 Verdict check_step(const StepInfo& step, const std::function<Comparison()>& trial);
 
-/// Times `launch` (median of repeats), then checks the output of the timed runs with
-/// `verify`. Prints nothing; records the perf result under `variant`, never throws.
-PerfRecord time_step(const StepInfo& step, const std::function<void()>& launch,
-                     const std::function<Comparison()>& verify, double work_per_run, const PerfTable& table,
+/// What time_step needs to time a step honestly.
+struct TimedStep {
+    /// Before every run, warm-up and timed, untimed: re-poison every output and restore every
+    /// input the step may write (from a pristine copy), so that each run does the whole work.
+    std::function<void()> reset;
+    /// Enqueues the step once.
+    std::function<void()> run;
+    /// Checks the output of the run that just happened, on the input set in use.
+    std::function<Comparison()> verify;
+    /// Optional: switches the problem to input set 0 (the main one) or 1 (a second one). One
+    /// timed run, chosen from the seed, runs on set 1 and is verified; a step that replays an
+    /// earlier result fails there.
+    std::function<void(int)> use_inputs;
+};
+
+/// Times `timed.run` (median of repeats, reset before every run), verifies the timed run on
+/// the second input set (if any) and the last timed run, checks the guard bands and that the
+/// throughput is physically possible. Prints nothing; records the perf result under `variant`,
+/// never throws.
+PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
                      std::string unit, const TimingOptions& options = {}, std::string variant = {});
+
+/// The timed run (0 .. repeats-1) that uses the second input set, drawn from the run's seed
+/// and the step (and variant), so that a student cannot know it in advance.
+int second_input_run(const StepInfo& step, std::string_view variant, int repeats);
+
+/// Why `throughput` cannot be real on this GPU (above 1.1 x roof.ceiling), or nothing.
+std::optional<std::string> implausible(double throughput, const Roof& roof);
 
 /// The verdict for one comparison (no CUDA error happened).
 Verdict judge(const StepInfo& step, const Comparison& comparison);
@@ -44,8 +69,13 @@ Comparison first_failure(std::span<const Problem> problems, const std::function<
     return last;
 }
 
-/// The roof of memory-bound labs: device-to-device cudaMemcpy, measured in this run.
+/// The roof of memory-bound labs: device-to-device cudaMemcpy, measured in this run through
+/// median_ms with the same flush as the steps; its ceiling is the theoretical DRAM bandwidth.
 Roof memcpy_roof();
+
+/// The roof of read-only labs (reductions, histograms): a read-only sweep, bytes read per
+/// second, measured the same way; its ceiling is the theoretical DRAM bandwidth.
+Roof read_roof();
 
 /// A perf table titled with the lab and the device; also records the problem and the
 /// roof in the results file.

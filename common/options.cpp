@@ -30,6 +30,11 @@ std::optional<std::string_view> value_of(std::string_view argument, std::string_
 
 }  // namespace
 
+bool step_selected(const std::string& id) {
+    const std::string& only = run_options().only_step;
+    return only.empty() || only == id;
+}
+
 RunOptions& run_options() {
     static RunOptions options;
     return options;
@@ -42,6 +47,7 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
         options.seed_given = true;
     }
     if (const char* env = std::getenv("LAB_RESULTS"); env != nullptr) options.results_path = env;
+    if (const char* env = std::getenv("LAB_STEP"); env != nullptr) options.only_step = env;
 
     std::vector<char*> rest;
     for (int i = 0; i < argc; ++i) {
@@ -54,6 +60,10 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
             }
             if (auto path = value_of(argument, "--results=")) {
                 options.results_path = *path;
+                continue;
+            }
+            if (auto id = value_of(argument, "--step=")) {
+                options.only_step = *id;
                 continue;
             }
             if (auto what = value_of(argument, "--expect=")) {

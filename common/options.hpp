@@ -14,12 +14,16 @@ struct RunOptions {
     bool seed_given = false;              ///< false: a fresh seed was drawn
     std::string results_path;             ///< --results=FILE / LAB_RESULTS: write JSON results there
     bool expect_not_implemented = false;  ///< --expect=not-implemented: the starter check
+    std::string only_step;                ///< --step=N / LAB_STEP: run only the step with this id
 };
+
+/// Whether the step with this id runs (every step, unless --step named another).
+bool step_selected(const std::string& id);
 
 RunOptions& run_options();
 
-/// Reads --seed=N, --results=FILE and --expect=not-implemented (and the LAB_SEED and
-/// LAB_RESULTS environment variables), removes them from argv, and returns the
+/// Reads --seed=N, --results=FILE, --step=N and --expect=not-implemented (and the LAB_SEED,
+/// LAB_RESULTS and LAB_STEP environment variables), removes them from argv, and returns the
 /// remaining arguments for doctest. Throws std::invalid_argument on a bad value.
 std::vector<char*> parse_run_options(int argc, char** argv);
 

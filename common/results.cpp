@@ -42,6 +42,7 @@ std::string_view to_string(Status status) {
         case Status::wrong: return "wrong";
         case Status::error: return "error";
         case Status::skipped: return "skipped";
+        case Status::not_selected: return "not_selected";
     }
     return "unknown";
 }
@@ -74,11 +75,13 @@ StepRecord& Results::entry(const StepInfo& step) {
 }
 
 void Results::record_correctness(const StepInfo& step, const Verdict& verdict) {
+    if (verdict.status == Status::not_selected) return;
     entry(step).correctness = verdict;
     save_if_asked();
 }
 
 void Results::record_perf(const StepInfo& step, const PerfRecord& record) {
+    if (record.verdict.status == Status::not_selected) return;
     auto& slot = entry(step).perf;
     const bool better = !slot || (record.verdict.passed() && (!slot->verdict.passed() || record.ms < slot->ms));
     if (better) slot = record;
@@ -111,8 +114,8 @@ std::string Results::to_json() const {
                              record.perf ? json_perf(*record.perf) : "null");
     }
     const std::string roof =
-        roof_ ? fmt::format(R"({{"name": {}, "value": {}, "unit": {}}})", json_string(roof_->name),
-                            json_number(roof_->value), json_string(roof_->unit))
+        roof_ ? fmt::format(R"({{"name": {}, "value": {}, "unit": {}, "ceiling": {}}})", json_string(roof_->name),
+                            json_number(roof_->value), json_string(roof_->unit), json_number(roof_->ceiling))
               : "null";
     return fmt::format(
         "{{\n  \"schema\": \"cuda-labs-results/1\",\n  \"lab\": {},\n  \"seed\": {},\n  \"device\": {},\n"

@@ -9,15 +9,17 @@
 
 namespace cl {
 
-enum class Status { passed, not_implemented, wrong, error, skipped };
+/// `not_selected`: left out by --step=N; it is neither run, printed nor recorded.
+enum class Status { passed, not_implemented, wrong, error, skipped, not_selected };
 
-/// "passed", "not_implemented", "wrong", "error", "skipped": the names the JSON uses.
+/// "passed", "not_implemented", "wrong", "error", "skipped", "not_selected": the names the JSON uses.
 std::string_view to_string(Status status);
 
 struct Verdict {
     Status status = Status::skipped;
     std::string message;
-    bool passed() const noexcept { return status == Status::passed; }
+    /// Nothing wrong: passed, or left out by --step (so that a lab's CHECKs hold for the rest).
+    bool passed() const noexcept { return status == Status::passed || status == Status::not_selected; }
 };
 
 /// One step of a lab: `id` as the table and the grader name it ("3"), a short name,
@@ -28,11 +30,13 @@ struct StepInfo {
     int section = 0;
 };
 
-/// The practical limit a lab is measured against.
+/// The practical limit a lab is measured against, and the physical one above it.
 struct Roof {
-    std::string name;  ///< "memcpy D2D", "cuBLAS SGEMM"
-    double value = 0;  ///< in `unit`
-    std::string unit;  ///< "GB/s", "GFLOP/s"
+    std::string name;    ///< "memcpy D2D", "cuBLAS SGEMM"
+    double value = 0;    ///< in `unit`
+    std::string unit;    ///< "GB/s", "GFLOP/s"
+    double ceiling = 0;  ///< what the hardware cannot exceed, in `unit` (theoretical DRAM bandwidth,
+                         ///< FP32 rate...); a step above it did not do its work. 0: none known
 };
 
 struct PerfRecord {

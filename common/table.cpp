@@ -19,7 +19,8 @@ std::string short_verdict(const Verdict& verdict) {
         case Status::wrong: return "wrong result";
         case Status::error: return "CUDA error";
         case Status::skipped: return "not run";
-        case Status::passed: return "";
+        case Status::passed:
+        case Status::not_selected: return "";
     }
     return "";
 }
@@ -48,6 +49,7 @@ PerfTable::PerfTable(std::string title, std::string problem, Roof roof, std::str
 
 void PerfTable::add_row(const StepInfo& step, const Verdict& verdict, double ms, double throughput,
                         std::vector<std::string> extras) {
+    if (verdict.status == Status::not_selected) return;  // --step=N: only that step's row
     extras.resize(extra_columns_.size());
     rows_.push_back(Row{step, verdict, ms, throughput, std::move(extras)});
 }

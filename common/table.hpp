@@ -27,6 +27,7 @@ public:
     void print() const;
 
     double percent_of_roof(double throughput) const;
+    const Roof& roof() const noexcept { return roof_; }
 
 private:
     struct Row {

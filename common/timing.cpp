@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Event timing with warm-up, repeats, median and an L2 flush.
+// Event timing with a reset before every run, warm-up by count and time, a read-only L2
+// flush and persisting L2 turned off.
 #include "timing.hpp"
 
+#include "bandwidth_kernels.hpp"
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
@@ -12,7 +14,9 @@
 namespace cl {
 namespace {
 
-// Owns a pair of events for the lifetime of one measurement.
+constexpr int kMaxWarmupRuns = 200;
+
+// Owns a pair of events for the lifetime of the process.
 class EventPair {
 public:
     EventPair() {
@@ -40,11 +44,44 @@ private:
     cudaEvent_t stop_{};
 };
 
-// A buffer twice the L2's size: writing it evicts whatever the last run left there.
-DeviceBuffer<unsigned char>& l2_flush_buffer() {
-    static DeviceBuffer<unsigned char> buffer(2 * current_device().l2_bytes);
-    return buffer;
+double host_now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+class CudaTimingBackend final : public TimingBackend {
+public:
+    explicit CudaTimingBackend(bool device_wide) : device_wide_(device_wide) {}
+
+    void prepare() override {
+        // A persisting access-policy window would keep a working set in L2 across the whole
+        // loop; no flush evicts it. Turn the set-aside off and demote what persists.
+        if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess) (void)cudaGetLastError();
+        if (cudaCtxResetPersistingL2Cache() != cudaSuccess) (void)cudaGetLastError();
+    }
+    void flush() override {
+        // Reading evicts the last run's lines (dirty ones are written back here, untimed) and
+        // leaves none dirty for the timed run to pay for.
+        static DeviceBuffer<unsigned char> buffer(2 * current_device().l2_bytes + 4096, "L2 flush buffer");
+        read_sweep(buffer.data(), buffer.bytes() / 16 * 16);
+        if (cudaCtxResetPersistingL2Cache() != cudaSuccess) (void)cudaGetLastError();
+    }
+    double time_ms(const std::function<void()>& work) override {
+        if (!device_wide_) {
+            static EventPair events;
+            return events.time_ms(work);
+        }
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const double start = host_now_ms();
+        work();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        return host_now_ms() - start;
+    }
+    void synchronize() override { CUDA_CHECK_SYNC(); }
+    double now_ms() override { return host_now_ms(); }
+
+private:
+    bool device_wide_;
+};
 
 }  // namespace
 
@@ -61,29 +98,43 @@ double median(std::vector<double> values) {
 double host_median_ms(const std::function<void()>& work, int repeats) {
     std::vector<double> times;
     for (int i = 0; i < repeats; ++i) {
-        const auto start = std::chrono::steady_clock::now();
+        const double start = host_now_ms();
         work();
-        const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-        times.push_back(elapsed.count());
+        times.push_back(host_now_ms() - start);
     }
     return median(std::move(times));
 }
 
-double median_ms(const std::function<void()>& work, const TimingOptions& options) {
-    for (int i = 0; i < options.warmup; ++i) work();
-    CUDA_CHECK_SYNC();
-
-    EventPair events;
-    std::vector<double> times;
-    times.reserve(static_cast<std::size_t>(options.repeats));
-    for (int i = 0; i < options.repeats; ++i) {
-        if (options.flush_l2) {
-            auto& flush = l2_flush_buffer();
-            CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes()));
-        }
-        times.push_back(events.time_ms(work));
+std::vector<double> timed_runs(TimingBackend& backend, const std::function<void()>& work,
+                               const TimingOptions& options, const std::function<void()>& reset,
+                               const std::function<void(int)>& after_timed_run) {
+    backend.prepare();
+    const double warmup_start = backend.now_ms();
+    for (int run = 0; run < kMaxWarmupRuns; ++run) {
+        if (run >= options.warmup && backend.now_ms() - warmup_start >= options.warmup_ms) break;
+        if (reset) reset();
+        work();
+        backend.synchronize();
     }
-    return median(std::move(times));
+    std::vector<double> times;
+    times.reserve(static_cast<std::size_t>(std::max(options.repeats, 0)));
+    for (int run = 0; run < options.repeats; ++run) {
+        if (reset) reset();
+        if (options.flush_l2) backend.flush();
+        times.push_back(backend.time_ms(work));
+        if (after_timed_run) after_timed_run(run);
+    }
+    return times;
+}
+
+TimingBackend& cuda_timing_backend(bool device_wide) {
+    static CudaTimingBackend on_default_stream(false);
+    static CudaTimingBackend whole_device(true);
+    return device_wide ? static_cast<TimingBackend&>(whole_device) : on_default_stream;
+}
+
+double median_ms(const std::function<void()>& work, const TimingOptions& options, const std::function<void()>& reset) {
+    return median(timed_runs(cuda_timing_backend(options.device_wide), work, options, reset));
 }
 
 }  // namespace cl

@@ -41,15 +41,24 @@ TEST_CASE("the JSON holds every field the grader reads") {
     cl::Results results;
     results.set_lab("01-matadd");
     results.set_problem("8 x 8 float");
-    results.set_roof({"memcpy D2D", 2983.0, "GB/s"});
+    results.set_roof({"memcpy D2D", 2983.0, "GB/s", 3352.0});
     results.record_correctness({"1", "one \"quoted\"", 1}, {cl::Status::passed, ""});
     results.record_perf({"1", "one \"quoted\"", 1}, {{cl::Status::passed, ""}, 0.25, 2700.5, "GB/s", 90.5, ""});
     const std::string json = results.to_json();
     for (const char* field : {R"("schema": "cuda-labs-results/1")", R"("lab": "01-matadd")", R"("seed": )",
-                              R"("roof": {"name": "memcpy D2D", "value": 2983, "unit": "GB/s"})",
+                              R"("roof": {"name": "memcpy D2D", "value": 2983, "unit": "GB/s", "ceiling": 3352})",
                               R"("name": "one \"quoted\"")", R"("correctness": {"status": "passed")",
                               R"("time_ms": 0.25)", R"("throughput": 2700.5)", R"("percent_of_roof": 90.5)"}) {
         CAPTURE(field);
         CHECK(json.find(field) != std::string::npos);
     }
+}
+
+TEST_CASE("a step left out by --step is neither recorded nor a failure") {
+    cl::Results results;
+    const cl::Verdict left_out{cl::Status::not_selected, ""};
+    CHECK(left_out.passed());
+    results.record_correctness({"2", "two", 2}, left_out);
+    results.record_perf({"2", "two", 2}, {left_out, 0.0, 0.0, "GB/s", 0.0, ""});
+    CHECK(results.steps().empty());
 }

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The FP32 FMA roof: independent FMA chains per thread, a full GPU of threads, the sum stored.
+#include "fma_roof.hpp"
+
+#include "buffers.hpp"
+#include "cuda_check.hpp"
+#include "device_info.hpp"
+#include "launch.cuh"
+#include "timing.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <string>
+
+namespace cl {
+namespace {
+
+// An FP32 FMA has a latency of about 4 cycles and each SM sub-partition issues one warp
+// instruction per cycle: a warp needs 4 or more independent FMAs in flight, and 8 chains
+// per thread leave room to spare even at low occupancy. 32 steps of all chains per loop
+// trip make the loop's counter, compare and branch about 1% of the instructions.
+constexpr int kChains = 8;
+constexpr int kStepsPerTrip = 32;
+constexpr int kFmaThreads = 256;
+constexpr int kTrips = 1024;  // about 2 ms per run on an H100
+
+// Each chain runs x = x * multiplier + addend. The launcher passes multiplier 0.5 and addend
+// 1 as run-time values, so nothing folds at compile time and every x stays a normal float
+// (it tends to 2). The sum of the chains is stored, so no FMA can be dropped.
+__global__ void __launch_bounds__(kFmaThreads) fma_chains_kernel(float multiplier, float addend, int trips, float* out) {
+    float chain[kChains];
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) chain[c] = static_cast<float>(threadIdx.x % 7 + c);
+    for (int trip = 0; trip < trips; ++trip) {
+#pragma unroll
+        for (int step = 0; step < kStepsPerTrip; ++step) {
+#pragma unroll
+            for (int c = 0; c < kChains; ++c) chain[c] = fmaf(chain[c], multiplier, addend);
+        }
+    }
+    float sum = 0.0F;
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) sum += chain[c];
+    out[static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
+}
+
+}  // namespace
+
+double measured_fp32_fma_gflops() {
+    static const double gflops = [] {
+        // One full wave: every SM holds as many blocks as it can, and all finish together.
+        const unsigned int blocks = resident_blocks(fma_chains_kernel, kFmaThreads);
+        DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * kFmaThreads, "FMA roof sums");
+        TimingOptions options;
+        options.flush_l2 = false;  // no memory traffic to speak of: nothing to flush
+        const double ms = median_ms(
+            [&] {
+                fma_chains_kernel<<<blocks, kFmaThreads>>>(0.5F, 1.0F, kTrips, out.data());
+                CUDA_CHECK_LAUNCH();
+            },
+            options);
+        const double fmas = static_cast<double>(blocks) * kFmaThreads * kChains * kStepsPerTrip * kTrips;
+        return gigaflops(2.0 * fmas, ms);
+    }();
+    return gflops;
+}
+
+Roof fp32_fma_roof() {
+    const double theoretical = current_device().fp32_peak_gflops();
+    return {"FP32 FMA chain (theoretical " + std::to_string(std::llround(theoretical)) + ")",
+            measured_fp32_fma_gflops(), "GFLOP/s", theoretical};
+}
+
+}  // namespace cl

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// The roof of compute-bound labs: the FP32 fused multiply-add rate this GPU reaches, measured
+// in the same run with a kernel that does nothing else, next to the theoretical rate
+// SMs x FP32 lanes x 2 x clock (DeviceInfo::fp32_peak_gflops). Host-only declarations; the
+// kernel lives in fma_roof.cu.
+#pragma once
+
+#include "results.hpp"
+
+namespace cl {
+
+/// GFLOP/s (an FMA counts as 2 flops) of a kernel whose threads each run independent chains
+/// of FP32 FMAs, with as many threads as the GPU holds at once; the result is stored, so the
+/// compiler keeps every FMA. Timed with median_ms, no L2 flush (it touches no memory);
+/// measured once per process.
+double measured_fp32_fma_gflops();
+
+/// {"FP32 FMA chain (theoretical N)", measured_fp32_fma_gflops(), "GFLOP/s",
+///  ceiling = current_device().fp32_peak_gflops()}: the roof of GFLOP/s tables.
+Roof fp32_fma_roof();
+
+}  // namespace cl

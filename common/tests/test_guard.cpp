@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// Guard bands: what a damaged band says, before the start and past the end.
+#include "guard.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+namespace {
+
+std::vector<unsigned char> band(std::size_t bytes = 256) { return std::vector<unsigned char>(bytes, cl::kGuardByte); }
+
+}  // namespace
+
+TEST_CASE("intact bands say nothing") {
+    const auto front = band();
+    const auto back = band();
+    CHECK_FALSE(cl::describe_guard_damage("c", front, back, sizeof(float), 1000).has_value());
+}
+
+TEST_CASE("a write one past the end names element count+0") {
+    const auto front = band();
+    auto back = band();
+    back[0] = 0;  // the first byte of element `count`
+    const auto message = cl::describe_guard_damage("c", front, back, sizeof(float), 1000);
+    REQUIRE(message.has_value());
+    CHECK(*message == "wrote past the end of c: element count+0 (c has 1000 elements)");
+}
+
+TEST_CASE("a float4 tail overrun by 3 floats is caught at its first damaged element") {
+    const auto front = band();
+    auto back = band();
+    for (std::size_t i = 0; i < 3 * sizeof(float); ++i) back[i] = 0x3F;
+    const auto message = cl::describe_guard_damage("out", front, back, sizeof(float), 33);
+    REQUIRE(message.has_value());
+    CHECK(message->find("past the end of out: element count+0") != std::string::npos);
+}
+
+TEST_CASE("a write far past the end reports how far") {
+    const auto front = band();
+    auto back = band();
+    back[4 * 17 + 2] = 0x00;
+    const auto message = cl::describe_guard_damage("c", front, back, sizeof(float), 5);
+    REQUIRE(message.has_value());
+    CHECK(message->find("element count+17") != std::string::npos);
+}
+
+TEST_CASE("a write before the start names a negative element") {
+    auto front = band();
+    const auto back = band();
+    front[front.size() - 4] = 0;  // element -1 of a float buffer
+    const auto message = cl::describe_guard_damage("a", front, back, sizeof(float), 7);
+    REQUIRE(message.has_value());
+    CHECK(*message == "wrote before the start of a: element -1 (a has 7 elements)");
+}
+
+TEST_CASE("a value equal to the output poison still damages the band") {
+    const auto front = band();
+    auto back = band();
+    back[100] = 0xFF;
+    CHECK(cl::describe_guard_damage("c", front, back, 1, 1).has_value());
+}
