@@ -28,7 +28,8 @@ constexpr int kTrips = 1024;  // about 2 ms per run on an H100
 // Each chain runs x = x * multiplier + addend. The launcher passes multiplier 0.5 and addend
 // 1 as run-time values, so nothing folds at compile time and every x stays a normal float
 // (it tends to 2). The sum of the chains is stored, so no FMA can be dropped.
-__global__ void __launch_bounds__(kFmaThreads) fma_chains_kernel(float multiplier, float addend, int trips, float* out) {
+__global__ void __launch_bounds__(kFmaThreads)
+    fma_chains_kernel(float multiplier, float addend, int trips, float* out) {
     float chain[kChains];
 #pragma unroll
     for (int c = 0; c < kChains; ++c) chain[c] = static_cast<float>(threadIdx.x % 7 + c);

@@ -75,9 +75,10 @@ Roof read_roof() {
 }
 
 int second_input_run(const StepInfo& step, std::string_view variant, int repeats) {
-    if (repeats <= 1) return 0;
+    // Never the last run: the last timed run is verified on the main set.
+    if (repeats <= 2) return 0;
     Rng rng(fmt::format("second input set, step {} {}", step.id, variant));
-    return static_cast<int>(rng.uniform_int(0, repeats - 1));
+    return static_cast<int>(rng.uniform_int(0, repeats - 2));
 }
 
 std::optional<std::string> implausible(double throughput, const Roof& roof) {
@@ -94,6 +95,17 @@ PerfTable make_table(std::string problem, Roof roof, std::string unit, std::vect
     results().set_roof(roof);
     return PerfTable(fmt::format("{} on {}", results().lab(), current_device().summary()), std::move(problem),
                      std::move(roof), std::move(unit), std::move(extra_columns));
+}
+
+Verdict skip_step(const StepInfo& step, const std::string& reason) {
+    if (!step_selected(step.id)) return not_selected_verdict();
+    print_banner();
+    const Verdict verdict{Status::skipped, fmt::format("step {}: skipped: {}", step.id, reason)};
+    fmt::print("  [{}] step {:<3} {}\n         {}\n", paint("SKIP", Status::skipped, use_colour()), step.id, step.name,
+               reason);
+    std::fflush(stdout);
+    results().record_correctness(step, verdict);
+    return verdict;
 }
 
 Verdict judge(const StepInfo& step, const Comparison& comparison) {
@@ -116,7 +128,10 @@ Verdict check_step(const StepInfo& step, const std::function<Comparison()>& tria
         return judge_with_guards(step, comparison);
     });
     const bool colour = use_colour();
-    const std::string label = verdict.passed() ? "PASS" : verdict.status == Status::not_implemented ? "TODO" : "FAIL";
+    const std::string label = verdict.passed()                            ? "PASS"
+                              : verdict.status == Status::not_implemented ? "TODO"
+                              : verdict.status == Status::skipped         ? "SKIP"
+                                                                          : "FAIL";
     // The message starts with "step N: " for the results file; the line already says which step.
     const std::string prefix = fmt::format("step {}: ", step.id);
     const std::string_view detail = std::string_view(verdict.message).substr(
@@ -147,7 +162,8 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
         CUDA_CHECK_SYNC();
         if (Verdict first = judge_with_guards(step, timed.verify()); !first.passed()) return first;
 
-        const int second = timed.use_inputs ? second_input_run(step, record.variant, options.repeats) : -1;
+        const int second =
+            timed.use_inputs && options.repeats >= 2 ? second_input_run(step, record.variant, options.repeats) : -1;
         int next_timed = -1;  // the timed run about to start; -1 while warming up
         std::optional<Verdict> second_failed;
         const std::function<void()> reset = [&] {

@@ -47,12 +47,17 @@ struct TimedStep {
 PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
                      std::string unit, const TimingOptions& options = {}, std::string variant = {});
 
-/// The timed run (0 .. repeats-1) that uses the second input set, drawn from the run's seed
-/// and the step (and variant), so that a student cannot know it in advance.
+/// The timed run (0 .. repeats-2: the last run stays on the main set, and is verified there)
+/// that uses the second input set, drawn from the run's seed and the step (and variant), so
+/// that a student cannot know it in advance.
 int second_input_run(const StepInfo& step, std::string_view variant, int repeats);
 
 /// Why `throughput` cannot be real on this GPU (above 1.1 x roof.ceiling), or nothing.
 std::optional<std::string> implausible(double throughput, const Roof& roof);
+
+/// A step this machine cannot run (a missing capability): one SKIP line with the reason,
+/// recorded as skipped, never a failure. Returns the verdict (not passed()).
+Verdict skip_step(const StepInfo& step, const std::string& reason);
 
 /// The verdict for one comparison (no CUDA error happened).
 Verdict judge(const StepInfo& step, const Comparison& comparison);

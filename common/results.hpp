@@ -69,7 +69,8 @@ public:
     void record_perf(const StepInfo& step, const PerfRecord& record);
 
     const std::vector<StepRecord>& steps() const noexcept { return steps_; }
-    /// True when correctness ran for at least one step and every step said "not implemented".
+    /// True when correctness ran for at least one step and every step said "not implemented"
+    /// (steps skipped for a missing capability are left out).
     bool all_not_implemented() const;
 
     std::string to_json() const;

@@ -32,7 +32,7 @@ bool use_colour() { return std::getenv("NO_COLOR") == nullptr && isatty(fileno(s
 std::string paint(std::string_view text, Status status, bool colour) {
     if (!colour) return std::string(text);
     const auto color = status == Status::passed            ? fmt::terminal_color::green
-                       : status == Status::not_implemented ? fmt::terminal_color::yellow
+                       : status == Status::not_implemented || status == Status::skipped ? fmt::terminal_color::yellow
                                                            : fmt::terminal_color::red;
     return fmt::format(fmt::fg(color), "{}", text);
 }
@@ -94,6 +94,13 @@ std::string PerfTable::render(bool colour) const {
 
 void PerfTable::print() const {
     fmt::print("\n{}\n", render(use_colour()));
+    // What went wrong in a row that did not pass, in full (the table has room for a word only).
+    for (const auto& row : rows_) {
+        if (row.verdict.passed() || row.verdict.status == Status::not_implemented || row.verdict.message.empty()) {
+            continue;
+        }
+        fmt::print("  [{}] {}\n", row.step.name, row.verdict.message);
+    }
     std::fflush(stdout);
 }
 

@@ -1,28 +1,52 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Verifies the course on a GPU machine in one go: builds the starters and the solutions,
-# runs every solution test (correctness and the perf tables), the starter checks, and the
-# solutions' correctness tests under compute-sanitizer. Logs go to ${OUT:-gpu-logs}/.
-# Usage: [LABS=04-matmul-tiled,05-transpose] [SANITIZERS="memcheck"] tools/gpu-verify.sh [GPU_ARCH]   (default 90)
+# Verifies the course on a GPU machine in one go: builds the starters and the solutions, runs
+# every solution's harness (correctness, then its perf tables) with its results JSON kept, the
+# starter checks, the host tests, and the solutions' correctness tests under compute-sanitizer.
+# Logs and results go to ${OUT:-gpu-logs}/ (results/NN-name.json, one per lab).
+# Usage: [LABS=04-matmul-tiled,05-transpose] [SANITIZERS="memcheck"] [SEED=N] tools/gpu-verify.sh [GPU_ARCH]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
-mkdir -p "$out"
+mkdir -p "$out/results"
 arch=${1:-90}
+seed=${SEED:-20261122}
+jobs=$(nproc)
 for flavour in starter solution; do
+  [ -f "/tmp/verify-$flavour/build.ninja" ] && continue
   meson setup "/tmp/verify-$flavour" -Dgpu_arch="$arch" -Dlabs_from="$flavour" ${LABS:+-Dlabs=$LABS} >/dev/null || exit 1
 done
-ninja -C /tmp/verify-starter >"$out/build.log" 2>&1 && ninja -C /tmp/verify-solution >>"$out/build.log" 2>&1 \
-  || { tail -40 "$out/build.log"; exit 1; }
-grep -ci warning "$out/build.log" | sed 's/^/build warnings: /'
-meson test -C /tmp/verify-solution --no-suite unit -v >"$out/solutions.log" 2>&1
-echo "solutions: $(grep -E '^(Ok|Fail|Skipped|Timeout):' "$out/solutions.log" | tr -s ' ' | tr '\n' ' ')"
-meson test -C /tmp/verify-starter --suite starter-check >"$out/starters.log" 2>&1
+start=$(date +%s)
+ninja -j "$jobs" -C /tmp/verify-solution >"$out/build.log" 2>&1 && ninja -j "$jobs" -C /tmp/verify-starter >>"$out/build.log" 2>&1 \
+  || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s, warnings: $(grep -ci 'warning' "$out/build.log")"
+
+# Each solution's harness directly: its tables as printed, its results JSON, its time.
+labs=${LABS:-$(ls labs | grep -E '^[0-9]{2}-' | tr '\n' ',')}
+total=0
+: >"$out/solutions.log"
+for lab in ${labs//,/ }; do
+  [ -f "labs/$lab/lab.json" ] && [ -f "labs/$lab/meson.build" ] || continue
+  harness=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["harness"])' "labs/$lab/lab.json")
+  t0=$(date +%s.%N)
+  timeout 120 "/tmp/verify-solution/labs/$lab/$harness" --seed="$seed" --results="$out/results/$lab.json" \
+    >>"$out/solutions.log" 2>&1
+  rc=$?
+  t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  total=$(awk -v a="$total" -v b="$t" 'BEGIN { printf "%.1f", a + b }')
+  printf 'solution %-24s exit %-3s %6.1f s\n' "$lab" "$rc" "$t"
+done
+printf 'solutions: %.1f s in all\n' "$total"
+
+meson test -C /tmp/verify-starter --suite starter-check --num-processes 1 >"$out/starters.log" 2>&1
 echo "starter checks: $(grep -E '^(Ok|Fail|Skipped|Timeout):' "$out/starters.log" | tr -s ' ' | tr '\n' ' ')"
+meson test -C /tmp/verify-solution --suite unit >"$out/unit.log" 2>&1
+echo "host tests: $(grep -E '^(Ok|Fail|Skipped|Timeout):' "$out/unit.log" | tr -s ' ' | tr '\n' ' ')"
 : >"$out/sanitizer.log"
 for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-  log=$(meson test -C /tmp/verify-solution --setup="$tool" --suite correctness ${SANITIZER_SUITES:-} 2>&1)
+  log=$(meson test -C /tmp/verify-solution --setup="$tool" --suite correctness --num-processes 4 2>&1)
   printf '%s\n' "$log" >>"$out/sanitizer.log"
-  echo "$tool: $(printf '%s\n' "$log" | grep -E '^(Ok|Fail|Timeout):' | tr -s ' ' | tr '\n' ' ')"
+  echo "$tool: $(printf '%s\n' "$log" | grep -E '^(Ok|Fail|Timeout|Skipped):' | tr -s ' ' | tr '\n' ' ')"
+  printf '%s\n' "$log" | grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT)' | head
 done
-grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" /tmp/verify-solution/meson-logs/testlog-*.txt 2>/dev/null | sort | uniq -c | head -20
+grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" /tmp/verify-solution/meson-logs/testlog-*.txt 2>/dev/null | sort | uniq -c | head -20

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+// Lab 11, stencils and connected components: the interface between the harness (g++) and
+// the kernels (nvcc). Host-only: no CUDA syntax here.
+#pragma once
+
+#include "occupancy.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace stencil {
+
+// --- the grid ------------------------------------------------------------------------------
+
+/// An nx x ny x nz grid of floats, x fastest: point (x, y, z) is element (z * ny + y) * nx + x.
+/// The member functions are constexpr, so kernels may call them too.
+struct Extent {
+    int nx = 0;
+    int ny = 0;
+    int nz = 0;
+
+    constexpr std::size_t plane() const { return static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny); }
+    constexpr std::size_t count() const { return plane() * static_cast<std::size_t>(nz); }
+    constexpr std::size_t index(int x, int y, int z) const {
+        return static_cast<std::size_t>(z) * plane() + static_cast<std::size_t>(y) * static_cast<std::size_t>(nx) +
+               static_cast<std::size_t>(x);
+    }
+    /// A point at least `radius` points away from every face: the stencil is applied there.
+    /// Every other point is a boundary point, whose output is its input, unchanged.
+    constexpr bool interior(int x, int y, int z, int radius) const {
+        return x >= radius && x < nx - radius && y >= radius && y < ny - radius && z >= radius && z < nz - radius;
+    }
+};
+
+// --- the stencils --------------------------------------------------------------------------
+
+/// Both stencils are "stars": the centre and the points up to `radius` away along x, y and z.
+inline constexpr int kStarRadius = 1;       ///< the 7-point stencil of steps 1 to 4
+inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of step 5
+
+inline constexpr int kAxisX = 0;
+inline constexpr int kAxisY = 1;
+inline constexpr int kAxisZ = 2;
+
+/// A stencil of radius R has 1 + 3 R coefficients: the centre's first, then for each axis
+/// (x, y, z) the weights of distance 1, 2, ..., R. At an interior point p the update is
+///     out(p) = c_centre in(p) + sum over axes a and distances d of c_{a,d} (in(p - d e_a) + in(p + d e_a)).
+constexpr int coefficient_count(int radius) { return 1 + 3 * radius; }
+inline constexpr int kCentre = 0;  ///< the centre's coefficient index
+constexpr int coefficient_index(int radius, int axis, int distance) { return 1 + axis * radius + (distance - 1); }
+inline constexpr int kMaxCoefficients = coefficient_count(kHighOrderRadius);
+
+/// Every stencil step: `in` and `out` hold extent.count() floats and `coefficients` holds
+/// coefficient_count(radius) floats, all in device memory. The step writes every point of
+/// `out`: the stencil at interior points, a copy of `in` at boundary points. A launcher
+/// enqueues its work on the default stream and returns without waiting; it throws
+/// cl::CudaError if a launch is rejected and std::invalid_argument for an extent it cannot
+/// launch (a side below 1, or more than 65535 blocks along y or z).
+using Launcher = void (*)(const float* in, float* out, Extent extent, const float* coefficients);
+
+/// What the step's kernel costs an SM (registers, shared memory, resident blocks).
+using ResourceQuery = cl::KernelResources (*)();
+
+void stencil_naive(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil_constant_memory(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil_plane_tiles(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil_marching_planes(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil25_naive(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil25_marching_planes(const float* in, float* out, Extent extent, const float* coefficients);
+
+cl::KernelResources stencil_naive_resources();
+cl::KernelResources stencil_constant_memory_resources();
+cl::KernelResources stencil_plane_tiles_resources();
+cl::KernelResources stencil_marching_planes_resources();
+cl::KernelResources stencil25_naive_resources();
+cl::KernelResources stencil25_marching_planes_resources();
+
+/// The z-planes each block of a marching-planes step walks for this extent on this GPU: the
+/// launchers' choice (stencil_launchers.cuh says how they make it). 0 for other radii.
+int marching_slab_planes(Extent extent, int radius);
+
+struct Step {
+    const char* id;    ///< as in the table and the lab sheet
+    const char* name;
+    int section;       ///< the lab sheet's section for this step
+    int radius;        ///< kStarRadius or kHighOrderRadius
+    bool marches;      ///< walks z in slabs (steps 4 and 5b)
+    Launcher launch;
+    ResourceQuery resources;
+};
+
+inline constexpr std::array<Step, 6> kSteps{{
+    {"1", "naive, coefficients from global memory", 1, kStarRadius, false, stencil_naive, stencil_naive_resources},
+    {"2", "naive, coefficients in __constant__", 2, kStarRadius, false, stencil_constant_memory,
+     stencil_constant_memory_resources},
+    {"3", "shared tile per x-y plane, z from global", 3, kStarRadius, false, stencil_plane_tiles,
+     stencil_plane_tiles_resources},
+    {"4", "marching planes, z in registers", 4, kStarRadius, true, stencil_marching_planes,
+     stencil_marching_planes_resources},
+    {"5a", "25-point, naive", 5, kHighOrderRadius, false, stencil25_naive, stencil25_naive_resources},
+    {"5b", "25-point, marching planes", 5, kHighOrderRadius, true, stencil25_marching_planes,
+     stencil25_marching_planes_resources},
+}};
+
+// --- step 6: connected components ---------------------------------------------------------
+
+/// A pixel of the width x height row-major float image is foreground when its value is above
+/// the threshold. The labels: 0 for every background pixel; for a foreground pixel, 1 + the
+/// smallest index (y * width + x) of the pixels of its component (4-connectivity: left, right,
+/// up, down; diagonal neighbours are not connected).
+inline constexpr float kForegroundThreshold = 0.65F;
+
+/// Device memory the labelling needs besides its output: `scratch` holds width * height ints
+/// (the other buffer of each round), `changed` one int (the flag read back after each round).
+struct LabelWorkspace {
+    int* scratch = nullptr;
+    int* changed = nullptr;
+};
+
+/// Labels the image (step 6): writes the labels of every pixel to `labels` (width * height
+/// ints in device memory) by rounds of the min-label stencil until a round changes nothing,
+/// and returns the number of rounds. Waits for the device after every round (it reads the
+/// flag back). Throws std::runtime_error when `max_rounds` rounds still changed something,
+/// std::invalid_argument for a side below 1, and cl::CudaError if a launch is rejected.
+int label_components(const float* image, int width, int height, float threshold, int* labels,
+                     LabelWorkspace workspace, int max_rounds);
+
+struct LabelStep {
+    const char* id;
+    const char* name;
+    int section;
+};
+
+inline constexpr LabelStep kLabelStep{"6", "connected components, min-label rounds", 6};
+
+// --- given, complete (stencil_check.cu): the harness's tools for the large grids ------------
+
+/// Fills data[0, count) with floats in [lo, hi) that depend on (key, index) alone.
+void fill_uniform(float* data, std::size_t count, std::uint64_t key, float lo, float hi);
+
+/// What check_on_device found: points outside the tolerance (NaN included), those of them that
+/// still hold the poison pattern, and the smallest index among them.
+struct DeviceCheck {
+    std::uint64_t mismatches = 0;
+    std::uint64_t unwritten = 0;
+    std::uint64_t first_index = 0;
+};
+
+/// Checks every point of `out` on the GPU against the stencil of `radius` applied to `in`,
+/// evaluated in double: a boundary point must equal its input exactly, an interior point must
+/// lie within rounding x sum |c_k in_k| of the double value. `counters` is 3 device words of
+/// scratch. Waits for the device. The same rule as the harness's CPU reference.
+DeviceCheck check_on_device(const float* in, const float* out, Extent extent, const float* coefficients, int radius,
+                            double rounding, unsigned long long* counters);
+
+}  // namespace stencil

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: MIT
+// Lab 11 harness: the stencil steps against a double-precision CPU reference on awkward grids
+// (boundary points must equal the input exactly, interior points the stencil within rounding),
+// the labelling against a CPU union-find; then two tables: the stencils on a 512^3 grid
+// against the device-to-device copy roof (every output point checked on the GPU), and the
+// labelling of a 2048 x 2048 image in Mpixel/s with its number of rounds.
+#include "stencil.hpp"
+
+#include "buffers.hpp"
+#include "cuda_check.hpp"
+#include "device_info.hpp"
+#include "harness.hpp"
+#include "occupancy.hpp"
+#include "options.hpp"
+#include "random.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <numeric>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace {
+
+const bool registered = cl::register_lab("11-stencil");
+
+using stencil::Extent;
+
+// =============================================================================================
+// The stencils
+// =============================================================================================
+
+// The two radii, in the order of the coefficient and reference slots below.
+constexpr std::array<int, 2> kRadii{stencil::kStarRadius, stencil::kHighOrderRadius};
+int slot_of(int radius) { return radius == stencil::kStarRadius ? 0 : 1; }
+
+// A float evaluation of the 1 + 6R products and their sum, in any order and with or without
+// FMA, stays within (terms + 2) x 2^-24 x sum |c_k in_k| of the exact value; the tolerance is
+// twice that. A wrong neighbour, coefficient or plane is off by about |c| x |in|, 10^5 times more.
+double rounding_for(int radius) { return 2.0 * (1 + 6 * radius + 2) * 0x1p-24; }
+
+// The centre's weight in [0.25, 0.5), every other weight in [0.01, 0.1), all different, so that
+// a coefficient taken from the wrong axis or distance changes the result.
+std::vector<float> make_coefficients(int radius, const std::string& stream) {
+    cl::Rng rng(stream);
+    std::vector<float> c(static_cast<std::size_t>(stencil::coefficient_count(radius)));
+    c[stencil::kCentre] = rng.uniform(0.25F, 0.5F);
+    for (std::size_t k = 1; k < c.size(); ++k) c[k] = rng.uniform(0.01F, 0.1F);
+    return c;
+}
+
+// The stencil at (x, y, z) in double, and the rounding bound a float kernel stays within (0 at
+// boundary points, which must be copied exactly). `value(x, y, z)` returns the input there.
+// check_on_device (stencil_check.cu) computes the same in the same order.
+template <class Value>
+std::pair<double, double> reference_point(const Value& value, Extent extent, std::span<const float> c, int radius,
+                                          int x, int y, int z) {
+    const double centre = value(x, y, z);
+    if (!extent.interior(x, y, z, radius)) return {centre, 0.0};
+    double expected = static_cast<double>(c[stencil::kCentre]) * centre;
+    double magnitude = std::fabs(expected);
+    for (int d = 1; d <= radius; ++d) {
+        const std::array<std::array<int, 3>, 3> shift{{{d, 0, 0}, {0, d, 0}, {0, 0, d}}};
+        for (int axis = 0; axis < 3; ++axis) {
+            const double weight = c[stencil::coefficient_index(radius, axis, d)];
+            const auto& s = shift[axis];
+            const double low = weight * value(x - s[0], y - s[1], z - s[2]);
+            const double high = weight * value(x + s[0], y + s[1], z + s[2]);
+            expected += low + high;
+            magnitude += std::fabs(low) + std::fabs(high);
+        }
+    }
+    return {expected, rounding_for(radius) * magnitude};
+}
+
+struct Reference {
+    std::vector<double> expected;
+    std::vector<double> bound;
+};
+
+Reference reference(const std::vector<float>& in, Extent extent, std::span<const float> c, int radius) {
+    Reference result;
+    result.expected.resize(extent.count());
+    result.bound.resize(extent.count());
+    const auto value = [&](int x, int y, int z) { return static_cast<double>(in[extent.index(x, y, z)]); };
+    for (int z = 0; z < extent.nz; ++z) {
+        for (int y = 0; y < extent.ny; ++y) {
+            for (int x = 0; x < extent.nx; ++x) {
+                const std::size_t i = extent.index(x, y, z);
+                std::tie(result.expected[i], result.bound[i]) = reference_point(value, extent, c, radius, x, y, z);
+            }
+        }
+    }
+    return result;
+}
+
+std::string extent_label(Extent e) { return fmt::format("{} x {} x {}", e.nx, e.ny, e.nz); }
+
+// Adds the grid coordinates of the first wrong point to a failed comparison's context.
+cl::Comparison with_point(cl::Comparison comparison, Extent e) {
+    if (comparison.ok() || comparison.count != e.count()) return comparison;
+    const std::size_t i = comparison.first_index;
+    const std::size_t nx = static_cast<std::size_t>(e.nx);
+    comparison.context += fmt::format(" (the point x = {}, y = {}, z = {})", i % nx,
+                                      (i / nx) % static_cast<std::size_t>(e.ny), i / e.plane());
+    return comparison;
+}
+
+// Single points and lines, sides below, at and above the radii, not multiples of the 32-wide
+// tiles, one exact multiple, z long enough for several slabs of the marching steps; plus two
+// drawn from the seed, so that a grader's run uses grids the student has not seen.
+std::vector<Extent> correctness_extents() {
+    std::vector<Extent> extents{{1, 1, 1},    {3, 5, 7},   {2, 9, 4},     {9, 9, 9},  {33, 17, 9},
+                                {64, 32, 20}, {40, 7, 70}, {130, 66, 34}, {1, 70, 3}, {70, 1, 12}};
+    cl::Rng rng("extents");
+    for (int k = 0; k < 2; ++k) {
+        extents.push_back({static_cast<int>(rng.uniform_int(1, 100)), static_cast<int>(rng.uniform_int(1, 100)),
+                           static_cast<int>(rng.uniform_int(1, 100))});
+    }
+    return extents;
+}
+
+// One grid: its input and both stencils' coefficients on the device, the poisoned output, and
+// both stencils' references.
+struct Problem {
+    Extent extent;
+    std::vector<float> input;
+    std::array<std::vector<float>, 2> coefficients;
+    std::array<Reference, 2> references;
+    cl::DeviceBuffer<float> in, out;
+    std::array<cl::DeviceBuffer<float>, 2> device_coefficients;
+
+    explicit Problem(Extent e) : extent(e) {
+        const std::string label = extent_label(e);
+        input = cl::Rng(fmt::format("inputs {}", label)).floats(e.count(), -1.0F, 1.0F);
+        in = cl::DeviceBuffer<float>(std::span<const float>(input), "in");
+        out = cl::DeviceBuffer<float>(e.count(), "out");
+        for (int slot = 0; slot < 2; ++slot) {
+            const int radius = kRadii[slot];
+            coefficients[slot] = make_coefficients(radius, fmt::format("coefficients {}, radius {}", label, radius));
+            device_coefficients[slot] =
+                cl::DeviceBuffer<float>(std::span<const float>(coefficients[slot]), "coefficients");
+            references[slot] = reference(input, e, coefficients[slot], radius);
+        }
+    }
+    void launch(const stencil::Step& step) {
+        step.launch(in.data(), out.data(), extent, device_coefficients[slot_of(step.radius)].data());
+    }
+    cl::Comparison compare(int radius) const {
+        const Reference& r = references[slot_of(radius)];
+        return with_point(cl::compare_within(r.expected, r.bound, out.to_host(),
+                                             fmt::format("for {}, radius {}", extent_label(extent), radius)),
+                          extent);
+    }
+};
+
+cl::StepInfo info(const stencil::Step& step) { return {step.id, step.name, step.section}; }
+
+// The perf grid: 512 MiB in, 512 MiB out, ten times the H100's L2 each.
+constexpr Extent kPerfExtent{512, 512, 512};
+
+// Two input sets of the perf grid (fields and coefficients), made on the GPU, and the output;
+// every point of a timed run's output is checked on the GPU against the stencil in double.
+struct PerfProblem {
+    Extent extent;
+    std::array<cl::DeviceBuffer<float>, 2> inputs;
+    std::array<std::array<std::vector<float>, 2>, 2> host_coefficients;  // [set][slot]
+    std::array<std::array<cl::DeviceBuffer<float>, 2>, 2> coefficients;
+    cl::DeviceBuffer<float> out;
+    cl::DeviceBuffer<unsigned long long> counters;
+    int set = 0;
+
+    explicit PerfProblem(Extent e) : extent(e), counters(3, "check counters") {
+        for (int s = 0; s < 2; ++s) {
+            inputs[s] = cl::DeviceBuffer<float>(e.count(), fmt::format("in (set {})", s));
+            cl::Rng rng(fmt::format("perf field, set {}", s));
+            stencil::fill_uniform(inputs[s].data(), e.count(), rng.engine()(), -1.0F, 1.0F);
+            for (int slot = 0; slot < 2; ++slot) {
+                host_coefficients[s][slot] = make_coefficients(
+                    kRadii[slot], fmt::format("perf coefficients, radius {}, set {}", kRadii[slot], s));
+                coefficients[s][slot] = cl::DeviceBuffer<float>(std::span<const float>(host_coefficients[s][slot]),
+                                                                fmt::format("coefficients (set {})", s));
+            }
+        }
+        out = cl::DeviceBuffer<float>(e.count(), "out");
+        CUDA_CHECK_SYNC();
+    }
+    void run(const stencil::Step& step) {
+        step.launch(inputs[set].data(), out.data(), extent, coefficients[set][slot_of(step.radius)].data());
+    }
+
+    float device_value(const float* data, std::size_t i) const {
+        float value = 0;
+        CUDA_CHECK(cudaMemcpy(&value, data + i, sizeof(float), cudaMemcpyDeviceToHost));
+        return value;
+    }
+
+    cl::Comparison verify(int radius) {
+        const int slot = slot_of(radius);
+        const stencil::DeviceCheck found =
+            stencil::check_on_device(inputs[set].data(), out.data(), extent, coefficients[set][slot].data(), radius,
+                                     rounding_for(radius), counters.data());
+        cl::Comparison result;
+        result.count = extent.count();
+        result.mismatches = found.mismatches;
+        result.unwritten = found.unwritten;
+        result.context = fmt::format("for {}, radius {}, input set {}", extent_label(extent), radius, set);
+        if (found.mismatches == 0) return result;
+        // The first wrong point, explained with the CPU reference on its few input values.
+        const std::size_t i = found.first_index;
+        const int x = static_cast<int>(i % static_cast<std::size_t>(extent.nx));
+        const int y = static_cast<int>((i / static_cast<std::size_t>(extent.nx)) % static_cast<std::size_t>(extent.ny));
+        const int z = static_cast<int>(i / extent.plane());
+        const auto value = [&](int vx, int vy, int vz) {
+            return static_cast<double>(device_value(inputs[set].data(), extent.index(vx, vy, vz)));
+        };
+        const double expected = reference_point(value, extent, host_coefficients[set][slot], radius, x, y, z).first;
+        const float got = device_value(out.data(), i);
+        result.first_index = i;
+        result.first_expected = cl::format_value<float>(expected);
+        result.first_got =
+            cl::holds_poison(got) ? std::string("nothing (never written)") : cl::format_value<float>(got);
+        return with_point(std::move(result), extent);
+    }
+};
+
+std::vector<std::string> stencil_extras(const stencil::Step& step, int slab_planes) {
+    std::vector<std::string> extras{step.radius == stencil::kStarRadius ? "7-point" : "25-point",
+                                    step.marches ? fmt::format("{}", slab_planes) : "1"};
+    try {
+        const std::vector<std::string> resources = cl::resource_columns(step.resources());
+        extras.insert(extras.end(), resources.begin(), resources.end());
+    } catch (const std::exception&) {
+        const std::vector<std::string> none = cl::no_resource_columns();
+        extras.insert(extras.end(), none.begin(), none.end());
+    }
+    return extras;
+}
+
+// =============================================================================================
+// Connected components
+// =============================================================================================
+
+struct Image {
+    int width = 0;
+    int height = 0;
+    std::vector<float> pixels;
+    std::string name;
+    std::size_t count() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
+};
+
+// Smooth random blobs: uniform values on a coarse grid every `cell` pixels, interpolated
+// bilinearly, plus a little per-pixel noise that frays the edges. Thresholded at 0.65 about a
+// quarter of the pixels are foreground, in components of a few to a few thousand pixels.
+Image noise_image(int width, int height, int cell, const std::string& stream) {
+    cl::Rng rng(stream);
+    const int coarse_w = width / cell + 2;
+    const int coarse_h = height / cell + 2;
+    const std::vector<float> coarse = rng.floats(static_cast<std::size_t>(coarse_w) * coarse_h, 0.0F, 1.0F);
+    Image image{width, height, std::vector<float>(static_cast<std::size_t>(width) * height),
+                fmt::format("{} x {} blobs", width, height)};
+    const auto at = [&](int cx, int cy) { return coarse[static_cast<std::size_t>(cy) * coarse_w + cx]; };
+    for (int y = 0; y < height; ++y) {
+        const int cy = y / cell;
+        const float ty = static_cast<float>(y % cell) / static_cast<float>(cell);
+        for (int x = 0; x < width; ++x) {
+            const int cx = x / cell;
+            const float tx = static_cast<float>(x % cell) / static_cast<float>(cell);
+            const float top = (1 - tx) * at(cx, cy) + tx * at(cx + 1, cy);
+            const float bottom = (1 - tx) * at(cx, cy + 1) + tx * at(cx + 1, cy + 1);
+            image.pixels[static_cast<std::size_t>(y) * width + x] =
+                (1 - ty) * top + ty * bottom + rng.uniform(-0.05F, 0.05F);
+        }
+    }
+    return image;
+}
+
+// Patterns that hurt: one component covering everything, nothing at all, a checkerboard (every
+// pixel its own component under 4-connectivity: only diagonal neighbours are foreground), and a
+// serpentine, one path hundreds of pixels long that needs as many rounds.
+Image pattern_image(int width, int height, const std::string& pattern) {
+    Image image{width, height, std::vector<float>(static_cast<std::size_t>(width) * height, 0.0F),
+                fmt::format("{} x {} {}", width, height, pattern)};
+    for (int y = 0; y < height; ++y) {
+        for (int x = 0; x < width; ++x) {
+            bool on = false;
+            if (pattern == "foreground") on = true;
+            if (pattern == "checkerboard") on = (x + y) % 2 == 0;
+            if (pattern == "serpentine") on = y % 2 == 0 || x == ((y / 2) % 2 == 0 ? width - 1 : 0);
+            image.pixels[static_cast<std::size_t>(y) * width + x] = on ? 1.0F : 0.0F;
+        }
+    }
+    return image;
+}
+
+std::vector<Image> correctness_images() {
+    std::vector<Image> images;
+    const std::vector<std::array<int, 3>> sizes{{1, 1, 4},   {1, 7, 4},    {7, 1, 4},
+                                                {33, 17, 4}, {130, 66, 8}, {257, 255, 8}};
+    for (const auto& [w, h, cell] : sizes) images.push_back(noise_image(w, h, cell, fmt::format("image {}x{}", w, h)));
+    cl::Rng rng("image sizes");
+    for (int k = 0; k < 2; ++k) {
+        const int w = static_cast<int>(rng.uniform_int(1, 300));
+        const int h = static_cast<int>(rng.uniform_int(1, 300));
+        images.push_back(noise_image(w, h, 8, fmt::format("seeded image {}, {}x{}", k, w, h)));
+    }
+    images.push_back(pattern_image(37, 23, "foreground"));
+    images.push_back(pattern_image(19, 11, "background"));
+    images.push_back(pattern_image(31, 29, "checkerboard"));
+    images.push_back(pattern_image(33, 17, "serpentine"));
+    return images;
+}
+
+bool foreground(const Image& image, std::size_t i) { return image.pixels[i] > stencil::kForegroundThreshold; }
+
+// The CPU reference: union-find over the 4-neighbours (union by smaller root, path halving),
+// then each component's label is 1 + its smallest pixel index: the first of its pixels met in
+// row-major order.
+std::vector<int> union_find_labels(const Image& image) {
+    const std::size_t n = image.count();
+    std::vector<int> parent(n);
+    std::iota(parent.begin(), parent.end(), 0);
+    const auto find = [&](int i) {
+        while (parent[i] != i) {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        return i;
+    };
+    const auto unite = [&](int a, int b) {
+        a = find(a);
+        b = find(b);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    };
+    for (int y = 0; y < image.height; ++y) {
+        for (int x = 0; x < image.width; ++x) {
+            const int i = y * image.width + x;
+            if (!foreground(image, i)) continue;
+            if (x > 0 && foreground(image, i - 1)) unite(i, i - 1);
+            if (y > 0 && foreground(image, i - image.width)) unite(i, i - image.width);
+        }
+    }
+    // Every root is its component's smallest index (unite keeps the smaller one).
+    std::vector<int> labels(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (foreground(image, i)) labels[i] = find(static_cast<int>(i)) + 1;
+    }
+    return labels;
+}
+
+// The rounds the plain min-label stencil (every pixel takes the minimum of its neighbours'
+// previous labels) needs: the longest path, inside a component, from its smallest pixel to any
+// of its pixels, plus the last round that changes nothing. A breadth-first search from every
+// component's smallest pixel at once.
+int plain_rounds(const Image& image, const std::vector<int>& labels) {
+    const int n = static_cast<int>(image.count());
+    std::vector<int> distance(static_cast<std::size_t>(n), -1);
+    std::vector<int> queue;
+    queue.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        if (labels[i] == i + 1) {
+            distance[i] = 0;
+            queue.push_back(i);
+        }
+    }
+    int longest = 0;
+    const auto visit = [&](int from, int to) {
+        if (labels[to] != 0 && distance[to] < 0) {
+            distance[to] = distance[from] + 1;
+            longest = std::max(longest, distance[to]);
+            queue.push_back(to);
+        }
+    };
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+        const int i = queue[head];
+        const int x = i % image.width;
+        if (x > 0) visit(i, i - 1);
+        if (x + 1 < image.width) visit(i, i + 1);
+        if (i >= image.width) visit(i, i - image.width);
+        if (i + image.width < n) visit(i, i + image.width);
+    }
+    return longest + 1;
+}
+
+// One image on the device, its reference labels and rounds, the poisoned labels and workspace.
+struct LabelSet {
+    Image image;
+    std::vector<int> expected;
+    int rounds = 0;  // of the plain min-label stencil
+    cl::DeviceBuffer<float> device_image;
+
+    explicit LabelSet(Image im)
+        : image(std::move(im)),
+          expected(union_find_labels(image)),
+          rounds(plain_rounds(image, expected)),
+          device_image(std::span<const float>(image.pixels), "image") {}
+    // Twice the plain stencil's rounds, and a few more: a correct kernel never needs them.
+    int max_rounds() const { return 2 * rounds + 8; }
+};
+
+struct LabelProblem {
+    std::vector<LabelSet> sets;
+    int set = 0;
+    cl::DeviceBuffer<int> labels, scratch, changed;
+
+    explicit LabelProblem(std::vector<Image> images) {
+        for (auto& image : images) sets.emplace_back(std::move(image));
+        const std::size_t count = sets.front().image.count();
+        labels = cl::DeviceBuffer<int>(count, "labels");
+        scratch = cl::DeviceBuffer<int>(count, "scratch");
+        changed = cl::DeviceBuffer<int>(1, "changed");
+    }
+    void poison() {
+        labels.poison();
+        scratch.poison();
+        changed.poison();
+    }
+    int launch() {
+        const LabelSet& s = sets[static_cast<std::size_t>(set)];
+        return stencil::label_components(s.device_image.data(), s.image.width, s.image.height,
+                                         stencil::kForegroundThreshold, labels.data(), {scratch.data(), changed.data()},
+                                         s.max_rounds());
+    }
+    cl::Comparison compare() const {
+        const LabelSet& s = sets[static_cast<std::size_t>(set)];
+        cl::Comparison comparison = cl::compare(s.expected, labels.to_host(), cl::Tolerance::exact(),
+                                                fmt::format("labelling {}", s.image.name));
+        if (!comparison.ok() && comparison.count == s.image.count()) {
+            const std::size_t width = static_cast<std::size_t>(s.image.width);
+            comparison.context += fmt::format(" (the pixel x = {}, y = {})", comparison.first_index % width,
+                                              comparison.first_index / width);
+        }
+        return comparison;
+    }
+};
+
+cl::StepInfo label_info() { return {stencil::kLabelStep.id, stencil::kLabelStep.name, stencil::kLabelStep.section}; }
+
+constexpr int kPerfImageSide = 2048;
+
+// The copy roof, measured once per process, before the first perf problem is built.
+const cl::Roof& copy_roof() {
+    static const cl::Roof roof = cl::memcpy_roof();
+    return roof;
+}
+
+}  // namespace
+
+TEST_CASE("11-stencil correctness" * doctest::test_suite("correctness")) {
+    std::vector<Problem> problems;
+    for (const Extent& extent : correctness_extents()) problems.emplace_back(extent);
+    std::vector<std::size_t> order(problems.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    for (const auto& step : stencil::kSteps) {
+        const cl::Verdict verdict = cl::check_step(info(step), [&] {
+            return cl::first_failure<std::size_t>(order, [&](const std::size_t& k) {
+                Problem& problem = problems[k];
+                problem.out.poison();  // the boundary too: every point must be written
+                problem.launch(step);
+                return problem.compare(step.radius);
+            });
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+
+    std::vector<LabelProblem> label_problems;
+    for (auto& image : correctness_images()) label_problems.emplace_back(std::vector<Image>{std::move(image)});
+    std::vector<std::size_t> label_order(label_problems.size());
+    std::iota(label_order.begin(), label_order.end(), std::size_t{0});
+    const cl::Verdict verdict = cl::check_step(label_info(), [&] {
+        return cl::first_failure<std::size_t>(label_order, [&](const std::size_t& k) {
+            LabelProblem& problem = label_problems[k];
+            problem.poison();
+            problem.launch();
+            return problem.compare();
+        });
+    });
+    CHECK_MESSAGE(verdict.passed(), verdict.message);
+}
+
+// The given GPU checker of the perf runs (no step of yours): it must accept the CPU reference
+// and reject a point off by a little more than the tolerance, a changed boundary point, and
+// unwritten points. Without this, a checker that accepted everything would go unnoticed.
+TEST_CASE("11-stencil device check (given)" * doctest::test_suite("correctness")) {
+    for (const Extent extent : {Extent{33, 17, 9}, Extent{40, 21, 13}}) {
+        Problem problem(extent);
+        cl::DeviceBuffer<unsigned long long> counters(3, "check counters");
+        for (const int radius : kRadii) {
+            const Reference& r = problem.references[slot_of(radius)];
+            std::vector<float> rounded(r.expected.begin(), r.expected.end());
+            const auto check = [&] {
+                problem.out.upload(rounded);
+                return stencil::check_on_device(problem.in.data(), problem.out.data(), extent,
+                                                problem.device_coefficients[slot_of(radius)].data(), radius,
+                                                rounding_for(radius), counters.data());
+            };
+            const std::string where = fmt::format("{}, radius {}", extent_label(extent), radius);
+            CHECK_MESSAGE(check().mismatches == 0, "the reference rounded to float is rejected for ", where);
+
+            const int c = radius;  // an interior point
+            const std::size_t interior = extent.index(c, c, c);
+            rounded[interior] += static_cast<float>(3.0 * r.bound[interior] + 1e-6);
+            const stencil::DeviceCheck off = check();
+            CHECK_MESSAGE((off.mismatches == 1 && off.first_index == interior), "a wrong interior point is missed for ",
+                          where);
+            rounded[interior] = static_cast<float>(r.expected[interior]);
+
+            const std::size_t corner = extent.count() - 1;  // a boundary point
+            rounded[corner] = std::nextafter(rounded[corner], 2.0F);
+            const stencil::DeviceCheck boundary = check();
+            CHECK_MESSAGE((boundary.mismatches == 1 && boundary.first_index == corner),
+                          "a changed boundary point is missed for ", where);
+            rounded[corner] = static_cast<float>(r.expected[corner]);
+
+            problem.out.poison();
+            const stencil::DeviceCheck poisoned = stencil::check_on_device(
+                problem.in.data(), problem.out.data(), extent, problem.device_coefficients[slot_of(radius)].data(),
+                radius, rounding_for(radius), counters.data());
+            CHECK_MESSAGE((poisoned.mismatches == extent.count() && poisoned.unwritten == extent.count() &&
+                           poisoned.first_index == 0),
+                          "unwritten points are not reported for ", where);
+        }
+    }
+}
+
+TEST_CASE("11-stencil performance" * doctest::test_suite("perf")) {
+    // --step=N for another step: nothing to build here.
+    if (std::none_of(stencil::kSteps.begin(), stencil::kSteps.end(),
+                     [](const stencil::Step& step) { return cl::step_selected(step.id); })) {
+        return;
+    }
+    const cl::Roof roof = copy_roof();
+    PerfProblem problem(kPerfExtent);
+    // Compulsory traffic only: every input point read once, every output point written once.
+    const double bytes = 2.0 * static_cast<double>(kPerfExtent.count()) * sizeof(float);
+    std::vector<std::string> columns{"stencil", "planes/block"};
+    for (const auto& name : cl::resource_column_names()) columns.push_back(name);
+    cl::PerfTable table = cl::make_table(
+        fmt::format("{} float grid, 7-point and 25-point stencils (2 x {} MiB: each point read once, written once)",
+                    extent_label(kPerfExtent), kPerfExtent.count() * sizeof(float) >> 20),
+        roof, "GB/s", columns);
+
+    bool all_passed = true;
+    for (const auto& step : stencil::kSteps) {
+        const cl::TimedStep timed{
+            .reset = [&] { problem.out.poison(); },
+            .run = [&] { problem.run(step); },
+            .verify = [&] { return problem.verify(step.radius); },
+            .use_inputs = [&](int set) { problem.set = set; },
+        };
+        const cl::PerfRecord record = cl::time_step(info(step), timed, bytes, table, "GB/s");
+        problem.set = 0;
+        int slab_planes = 0;
+        if (step.marches) {
+            try {
+                slab_planes = stencil::marching_slab_planes(kPerfExtent, step.radius);
+            } catch (const std::exception&) {
+                slab_planes = 0;
+            }
+        }
+        table.add_row(info(step), record.verdict, record.ms, record.throughput, stencil_extras(step, slab_planes));
+        all_passed = all_passed && record.verdict.passed();
+    }
+    table.print();
+    CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
+}
+
+TEST_CASE("11-stencil connected components" * doctest::test_suite("perf")) {
+    if (!cl::step_selected(stencil::kLabelStep.id)) return;  // --step=N for another step
+    const cl::Roof& copy = copy_roof();
+    const double pixels = static_cast<double>(kPerfImageSide) * kPerfImageSide;
+    LabelProblem problem({noise_image(kPerfImageSide, kPerfImageSide, 8, "perf image, set 0"),
+                          noise_image(kPerfImageSide, kPerfImageSide, 8, "perf image, set 1")});
+    const LabelSet& primary = problem.sets[0];
+    const auto foreground_count =
+        std::count_if(primary.expected.begin(), primary.expected.end(), [](int l) { return l != 0; });
+    std::size_t components = 0;
+    for (std::size_t i = 0; i < primary.expected.size(); ++i)
+        components += primary.expected[i] == static_cast<int>(i) + 1;
+
+    // No target here: the roof is one pass that reads the image and writes the labels (8 bytes
+    // per pixel) at the copy's rate. Rounds of the stencil cost about one such pass each.
+    const cl::DeviceInfo& device = cl::current_device();
+    const cl::Roof roof{"one pass, 8 B per pixel, at memcpy D2D", copy.value * 1e3 / 8.0, "Mpixel/s",
+                        device.theoretical_gbps() * 1e3 / 8.0};
+    cl::PerfTable table(
+        fmt::format("{} connected components on {}", cl::results().lab(), device.summary()),
+        fmt::format("{} x {} image, {:.0f}% foreground (> {}), {} components, 4-connected; the plain min-label "
+                    "stencil needs {} rounds",
+                    kPerfImageSide, kPerfImageSide, 100.0 * static_cast<double>(foreground_count) / pixels,
+                    stencil::kForegroundThreshold, components, primary.rounds),
+        roof, "Mpixel/s", {"rounds", "us/round"});
+
+    // Step 0: the CPU reference, union-find on one thread.
+    {
+        const double ms = cl::host_median_ms([&] { (void)union_find_labels(primary.image); });
+        table.add_row({"0", "CPU union-find, one thread", 0}, {cl::Status::passed, ""}, ms, pixels / (ms * 1e-3) / 1e6,
+                      {"", ""});
+    }
+
+    std::array<int, 2> rounds{0, 0};
+    const cl::TimedStep timed{
+        .reset = [&] { problem.poison(); },
+        .run = [&] { rounds[static_cast<std::size_t>(problem.set)] = problem.launch(); },
+        .verify = [&] { return problem.compare(); },
+        .use_inputs = [&](int set) { problem.set = set; },
+    };
+    // Throughput in Mpixel/s: time_step divides work_per_run by seconds and by 1e9.
+    const cl::PerfRecord record = cl::time_step(label_info(), timed, pixels * 1e3, table, "Mpixel/s");
+    problem.set = 0;
+    const bool passed = record.verdict.passed();
+    table.add_row(label_info(), record.verdict, record.ms, record.throughput,
+                  {passed ? fmt::format("{}", rounds[0]) : "",
+                   passed && rounds[0] > 0 ? fmt::format("{:.1f}", 1e3 * record.ms / rounds[0]) : ""});
+    table.print();
+    CHECK_MESSAGE(passed, "step 6 is not implemented or wrong: see the table and the correctness test");
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+// Lab 08, all-pairs n-body: reference solution.
+#include "nbody.hpp"
+
+#include <cstddef>
+
+namespace nbody {
+
+// The block and tile shapes (given): kThreadsPerBlock and step 5's unroll factor.
+#include "nbody_tiles.cuh"
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// One interaction and the store: the physics every step shares. ([[maybe_unused]]: in the
+// starter no kernel calls them yet.)
+// ---------------------------------------------------------------------------------------
+
+// Adds to `acc` the acceleration that `other` (x, y, z, w = mass) gives the body at `self`:
+// m (r_other - r_self) / (|r_other - r_self|^2 + eps^2)^(3/2). With other == self the distance
+// is 0 and so is the term (0 times a finite scale): no test for j == i is needed.
+[[maybe_unused]] __device__ void add_interaction(float3 self, float4 other, float3& acc) {
+    const float dx = other.x - self.x;
+    const float dy = other.y - self.y;
+    const float dz = other.z - self.z;
+    const float dist2 = dx * dx + dy * dy + dz * dz + kSofteningSquared;
+    // IEEE-rounded square root and division: a Newton iteration and a slow-path test each.
+    const float inv_dist = 1.0F / sqrtf(dist2);
+    const float scale = other.w * (inv_dist * inv_dist * inv_dist);
+    acc.x += dx * scale;
+    acc.y += dy * scale;
+    acc.z += dz * scale;
+}
+
+// Step 4's interaction: 12 FP32 instructions and rsqrtf. The softening is the first FMA's
+// addend (3 FMAs for |d|^2 + eps^2, not a multiply, 2 FMAs and an add), rsqrtf is the
+// special-function unit's approximate reciprocal square root (at most 2 ulp off, CUDA C++
+// Programming Guide), and the three accumulations are FMAs.
+[[maybe_unused]] __device__ void add_interaction_rsqrtf(float3 self, float4 other, float3& acc) {
+    const float dx = other.x - self.x;
+    const float dy = other.y - self.y;
+    const float dz = other.z - self.z;
+    const float dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, kSofteningSquared)));
+    const float inv_dist = rsqrtf(dist2);
+    const float scale = other.w * (inv_dist * inv_dist * inv_dist);
+    acc.x = fmaf(dx, scale, acc.x);
+    acc.y = fmaf(dy, scale, acc.y);
+    acc.z = fmaf(dz, scale, acc.z);
+}
+
+// Given. rsqrtf(x) is the PTX instruction rsqrt.approx.f32, which must also be right for a
+// subnormal x. The special-function unit flushes subnormal inputs to zero, so ptxas wraps its
+// MUFU.RSQ in a test and two scalings (see step 4's SASS). Here x >= eps^2 = 2^-10 is never
+// subnormal: the .ftz form is the bare MUFU.RSQ and gives the same bits, in one instruction.
+[[maybe_unused]] __device__ float rsqrt_of_normal(float x) {
+    float result;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
+    return result;
+}
+
+// Step 5's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
+[[maybe_unused]] __device__ void add_interaction_bare(float3 self, float4 other, float3& acc) {
+    const float dx = other.x - self.x;
+    const float dy = other.y - self.y;
+    const float dz = other.z - self.z;
+    const float dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, kSofteningSquared)));
+    const float inv_dist = rsqrt_of_normal(dist2);
+    const float scale = other.w * (inv_dist * inv_dist * inv_dist);
+    acc.x = fmaf(dx, scale, acc.x);
+    acc.y = fmaf(dy, scale, acc.y);
+    acc.z = fmaf(dz, scale, acc.z);
+}
+
+// Given: writes body `body`'s acceleration to accel[3 body], accel[3 body + 1], accel[3 body + 2].
+[[maybe_unused]] __device__ void store_acceleration(float* accel, int body, float3 acc) {
+    const std::size_t at = 3 * static_cast<std::size_t>(body);
+    accel[at] = acc.x;
+    accel[at + 1] = acc.y;
+    accel[at + 2] = acc.z;
+}
+
+// Given: a body outside [0, count), at the origin with mass 0. As `other` it adds exactly 0
+// (the softening keeps its scale finite); as `self` its result is never stored.
+[[maybe_unused]] __device__ float4 no_body() { return make_float4(0.0F, 0.0F, 0.0F, 0.0F); }
+
+// ---------------------------------------------------------------------------------------
+// Step 1: one thread per body, reading the lecture's array of structures.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: step 0, one CPU core, computes the N^2 interactions one after another.
+// Fixes: one thread per body and all bodies at once; but a body is a 28-byte structure, so
+// every body a thread visits costs four 4-byte loads, with the velocities in the same lines.
+__global__ void naive_aos_kernel(const Body* bodies, int count, float* accel) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= count) return;  // no barrier in this kernel: leaving early is safe
+    const float3 self = make_float3(bodies[i].x, bodies[i].y, bodies[i].z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int j = 0; j < count; ++j) {
+        const Body& other = bodies[j];
+        add_interaction(self, make_float4(other.x, other.y, other.z, other.mass), acc);
+    }
+    store_acceleration(accel, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 2: position and mass in one aligned float4.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: four 4-byte loads per body visited, from 28-byte structures that are not
+// 16-byte aligned and drag the unused velocities into the cache.
+// Fixes: x, y, z and mass packed in an aligned float4: one 16-byte load per body, and a
+// 128-byte line holds 8 bodies instead of 4.6.
+__global__ void naive_float4_kernel(const float4* pos_mass, int count, float* accel) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= count) return;
+    const float4 own = pos_mass[i];
+    const float3 self = make_float3(own.x, own.y, own.z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int j = 0; j < count; ++j) add_interaction(self, pos_mass[j], acc);
+    store_acceleration(accel, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 3: shared-memory tiles, correct for any N.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: every thread fetches all N bodies itself through the L1 cache: each warp of
+// the block repeats the same N loads, each through the load/store pipeline and its latency.
+// Fixes: the block stages a tile of blockDim.x bodies in shared memory (one coalesced 16-byte
+// load per thread) and every thread reads the whole tile from there: a broadcast, no conflict.
+__global__ void shared_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    extern __shared__ float4 tile[];  // blockDim.x bodies: the launcher sizes it
+    const int tile_size = static_cast<int>(blockDim.x);
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    // No early return (the lecture's loop bound `i < N` is one): a thread past the end still
+    // loads its share of every tile and reaches every barrier; it only skips the store.
+    const float4 own = i < count ? pos_mass[i] : no_body();
+    const float3 self = make_float3(own.x, own.y, own.z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int base = 0; base < count; base += tile_size) {  // the same trip count for the whole block
+        const int j = base + static_cast<int>(threadIdx.x);
+        tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();  // the last tile is padded with mass 0
+        __syncthreads();                                        // RAW: the whole tile is written
+        for (int k = 0; k < tile_size; ++k) add_interaction(self, tile[k], acc);
+        __syncthreads();  // WAR: nobody still reads this tile when the next one overwrites it
+    }
+    if (i < count) store_acceleration(accel, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 4: the tile a compile-time constant, the inner loop unrolled kUnroll times, rsqrtf.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: per interaction a loop counter, a compare, a branch and an address computed at
+// run time, and an IEEE square root and division that cost about twice the arithmetic itself.
+// Fixes: the tile is a template parameter and the loop is unrolled kUnroll times (constant
+// shared-memory offsets, one branch per kUnroll bodies); rsqrtf is one SFU instruction.
+template <int kTile, int kUnroll>
+__global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    __shared__ float4 tile[kTile];
+    const int i = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
+    const float4 own = i < count ? pos_mass[i] : no_body();
+    const float3 self = make_float3(own.x, own.y, own.z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int base = 0; base < count; base += kTile) {
+        const int j = base + static_cast<int>(threadIdx.x);
+        tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
+        __syncthreads();
+#pragma unroll kUnroll
+        for (int k = 0; k < kTile; ++k) add_interaction_rsqrtf(self, tile[k], acc);
+        __syncthreads();
+    }
+    if (i < count) store_acceleration(accel, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 5: several bodies per thread, the body read from the tile reused in registers.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: each interaction costs a shared-memory load and its share of the loop besides
+// its 12 FP32 instructions, and rsqrtf's subnormal guard adds 3 more around the MUFU.RSQ.
+// Fixes: each thread computes kBodies bodies, so one body read from the tile (one load, one
+// loop step) serves kBodies independent interactions in registers; and the bare MUFU.RSQ.
+template <int kTile, int kBodies, int kUnroll>
+__global__ void __launch_bounds__(kTile) register_blocked_kernel(const float4* pos_mass, int count, float* accel) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    __shared__ float4 tile[kTile];
+    // This thread's bodies are kTile apart, so that each of the kBodies loads and stores is
+    // coalesced across the block.
+    const int first = static_cast<int>(blockIdx.x) * kTile * kBodies + static_cast<int>(threadIdx.x);
+    float3 self[kBodies];
+    float3 acc[kBodies];
+#pragma unroll
+    for (int b = 0; b < kBodies; ++b) {
+        const int i = first + b * kTile;
+        const float4 own = i < count ? pos_mass[i] : no_body();
+        self[b] = make_float3(own.x, own.y, own.z);
+        acc[b] = make_float3(0.0F, 0.0F, 0.0F);
+    }
+    for (int base = 0; base < count; base += kTile) {
+        const int j = base + static_cast<int>(threadIdx.x);
+        tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
+        __syncthreads();
+#pragma unroll kUnroll
+        for (int k = 0; k < kTile; ++k) {
+            const float4 other = tile[k];
+#pragma unroll
+            for (int b = 0; b < kBodies; ++b) add_interaction_bare(self[b], other, acc[b]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int b = 0; b < kBodies; ++b) {
+        const int i = first + b * kTile;
+        if (i < count) store_acceleration(accel, i, acc[b]);
+    }
+}
+
+}  // namespace
+}  // namespace nbody
+
+// The launchers: given, the same for everyone. They choose the grids and launch the kernels above.
+#include "nbody_launchers.cuh"

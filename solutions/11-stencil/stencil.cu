@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+// Lab 11, stencils and connected components: reference solution.
+#include "stencil.hpp"
+
+#include "stencil_constants.cuh"
+
+#include <cstddef>
+
+namespace stencil {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Steps 1 to 5: out = the stencil at interior points, out = in at boundary points.
+// ---------------------------------------------------------------------------------------------
+
+// Slow before: the CPU updates one point after the other.
+// Fixes: one thread per point; a warp reads 32 consecutive x, and the caches catch most of the
+// seven-fold reuse. Left slow: four coefficient loads per thread, and every neighbour a load.
+__global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
+    stencil_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                         const float* __restrict__ coefficients) {
+    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
+    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
+    const int z = blockIdx.z;
+    if (x >= extent.nx || y >= extent.ny) return;  // no barrier in this kernel
+    const std::size_t i = extent.index(x, y, z);
+    if (!extent.interior(x, y, z, kStarRadius)) {
+        out[i] = in[i];
+        return;
+    }
+    const std::size_t row = extent.nx;
+    const std::size_t plane = extent.plane();
+    out[i] = coefficients[kCentre] * in[i] +
+             coefficients[coefficient_index(kStarRadius, kAxisX, 1)] * (in[i - 1] + in[i + 1]) +
+             coefficients[coefficient_index(kStarRadius, kAxisY, 1)] * (in[i - row] + in[i + row]) +
+             coefficients[coefficient_index(kStarRadius, kAxisZ, 1)] * (in[i - plane] + in[i + plane]);
+}
+
+// Slow before: each thread loads the four coefficients from global memory (L1 hits, but four
+// load instructions, and the arithmetic waits for them).
+// Fixes: __constant__ memory. Every lane reads the same word, which the constant cache
+// broadcasts; the FMAs take it straight from the constant bank, with no load instruction.
+__global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
+    stencil_constant_memory_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
+    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
+    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
+    const int z = blockIdx.z;
+    if (x >= extent.nx || y >= extent.ny) return;
+    const std::size_t i = extent.index(x, y, z);
+    if (!extent.interior(x, y, z, kStarRadius)) {
+        out[i] = in[i];
+        return;
+    }
+    const std::size_t row = extent.nx;
+    const std::size_t plane = extent.plane();
+    out[i] = constant_coefficients[kCentre] * in[i] +
+             constant_coefficients[coefficient_index(kStarRadius, kAxisX, 1)] * (in[i - 1] + in[i + 1]) +
+             constant_coefficients[coefficient_index(kStarRadius, kAxisY, 1)] * (in[i - row] + in[i + row]) +
+             constant_coefficients[coefficient_index(kStarRadius, kAxisZ, 1)] * (in[i - plane] + in[i + plane]);
+}
+
+// The e-th point (0 <= e < halo_points(kRadius, kTileX, kTileY)) of the halo of a kTileX x
+// kTileY tile, as a place in the tile array (halo included). In order: the kRadius rows above
+// the tile, the kRadius rows below it (kTileX points each, so that a warp reads one contiguous
+// row), then the kTileY rows of the kRadius columns left of it, then those right of it (the
+// kRadius points of one row next to each other).
+template <int kRadius, int kTileX, int kTileY>
+__device__ TilePoint halo_point(int e) {
+    constexpr int kStrip = kRadius * kTileX;  // points above the tile (and as many below)
+    constexpr int kSide = kTileY * kRadius;   // points left of the tile (and as many right)
+    if (e < 2 * kStrip) {
+        const bool below = e >= kStrip;
+        const int k = below ? e - kStrip : e;
+        const int row = k / kTileX;
+        return {kRadius + k % kTileX, below ? kRadius + kTileY + row : row};
+    }
+    const int s = e - 2 * kStrip;
+    const bool right = s >= kSide;
+    const int k = right ? s - kSide : s;
+    const int column = k % kRadius;
+    return {right ? kRadius + kTileX + column : column, kRadius + k / kRadius};
+}
+
+// Slow before: each point's x and y neighbours are four more loads, served by L1 when lucky.
+// Fixes: the block stages its tile of the plane, with a halo, in shared memory: each point of
+// the plane is loaded from global memory about once per block. z-1 and z+1 still come from L2.
+__global__ void __launch_bounds__(kPlaneTileX * kPlaneTileY)
+    stencil_plane_tiles_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
+    constexpr int kR = kStarRadius;
+    __shared__ float tile[kPlaneTileY + 2 * kR][kPlaneTileX + 2 * kR];
+    const int x0 = blockIdx.x * kPlaneTileX;
+    const int y0 = blockIdx.y * kPlaneTileY;
+    const int z = blockIdx.z;
+    const int x = x0 + threadIdx.x;
+    const int y = y0 + threadIdx.y;
+    const bool inside = x < extent.nx && y < extent.ny;
+    const std::size_t plane = extent.plane();
+    const float* plane_in = in + static_cast<std::size_t>(z) * plane;
+
+    // The tile's own points: one per thread. Then the halo, shared out over the block.
+    const int column = kR + threadIdx.x;
+    const int row = kR + threadIdx.y;
+    if (inside) tile[row][column] = plane_in[static_cast<std::size_t>(y) * extent.nx + x];
+    const int rank = threadIdx.y * kPlaneTileX + threadIdx.x;
+    constexpr int kHalo = halo_points(kR, kPlaneTileX, kPlaneTileY);
+    for (int e = rank; e < kHalo; e += kPlaneTileX * kPlaneTileY) {
+        const TilePoint p = halo_point<kR, kPlaneTileX, kPlaneTileY>(e);
+        const int hx = x0 - kR + p.column;
+        const int hy = y0 - kR + p.row;
+        // Halo points outside the grid are never read: only boundary points sit next to them.
+        if (hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny) {
+            tile[p.row][p.column] = plane_in[static_cast<std::size_t>(hy) * extent.nx + hx];
+        }
+    }
+    __syncthreads();  // the neighbours in the tile were stored by other threads
+    if (!inside) return;  // after the only barrier: leaving now is safe
+
+    const std::size_t i = extent.index(x, y, z);
+    const float centre = tile[row][column];
+    if (!extent.interior(x, y, z, kR)) {
+        out[i] = centre;
+        return;
+    }
+    out[i] = constant_coefficients[kCentre] * centre +
+             constant_coefficients[coefficient_index(kR, kAxisX, 1)] * (tile[row][column - 1] + tile[row][column + 1]) +
+             constant_coefficients[coefficient_index(kR, kAxisY, 1)] * (tile[row - 1][column] + tile[row + 1][column]) +
+             constant_coefficients[coefficient_index(kR, kAxisZ, 1)] * (in[i - plane] + in[i + plane]);
+}
+
+// Slow before: every plane is read three times (as z-1, z and z+1 of different blocks), twice
+// of them through L2, and one block per plane tile pays its start-up and halo for 256 points.
+// Fixes: marching planes. A block walks its 32 x 32 column along z; the values below and above
+// stay in registers, only the current plane goes through shared memory, and each thread loads
+// the next plane (and its halo point) one iteration before it needs them.
+__global__ void __launch_bounds__(StarMarching::kThreads, StarMarching::kMinBlocksPerSm)
+    stencil_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                   int slab_planes) {
+    using Tile = StarMarching;
+    constexpr int kR = kStarRadius;
+    constexpr int kRows = Tile::kRowsPerThread;
+    static_assert(Tile::kHaloPerThread == 1, "this kernel gives each thread at most one halo point");
+    __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
+
+    const int x0 = blockIdx.x * Tile::kTileX;
+    const int y0 = blockIdx.y * Tile::kTileY;
+    const int z_first = blockIdx.z * slab_planes;
+    const int z_end = min(extent.nz, z_first + slab_planes);
+    const std::size_t plane = extent.plane();
+    const int x = x0 + threadIdx.x;
+
+    // This thread's points in every plane: column x, rows y0 + threadIdx.y + k * kThreadsY.
+    std::size_t offset[kRows];  // within a plane
+    bool inside[kRows];
+    bool interior_xy[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
+        inside[k] = x < extent.nx && y < extent.ny;
+        interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
+        offset[k] = static_cast<std::size_t>(y) * extent.nx + x;
+    }
+    // Its halo point, if it has one (the first kHaloPoints threads of the block do).
+    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
+    const bool has_halo = rank < Tile::kHaloPoints;
+    const TilePoint halo = has_halo ? halo_point<kR, Tile::kTileX, Tile::kTileY>(rank) : TilePoint{0, 0};
+    const int hx = x0 - kR + halo.column;
+    const int hy = y0 - kR + halo.row;
+    const bool halo_inside = has_halo && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
+    const std::size_t halo_offset = halo_inside ? static_cast<std::size_t>(hy) * extent.nx + hx : 0;
+
+    // Loads outside the grid give 0: such values are stored but never used by an interior point.
+    // The last plane of the slab needs plane z_end (as `above`), its halo only planes below z_end:
+    // the prefetch stops there, so a slab reads one plane beyond each of its ends, no more.
+    const int z_stop = min(extent.nz, z_end + kR);
+    auto load = [&](int k, int z) {
+        return inside[k] && z >= 0 && z < z_stop ? in[static_cast<std::size_t>(z) * plane + offset[k]] : 0.0F;
+    };
+    auto load_halo = [&](int z) {
+        return halo_inside && z < z_end ? in[static_cast<std::size_t>(z) * plane + halo_offset] : 0.0F;
+    };
+
+    float below[kRows], centre[kRows], above[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        below[k] = load(k, z_first - 1);
+        centre[k] = load(k, z_first);
+        above[k] = load(k, z_first + 1);
+    }
+    float halo_value = load_halo(z_first);
+
+    for (int z = z_first; z < z_end; ++z) {
+        // The loads for the next iteration go out first: their latency hides behind this one.
+        float ahead[kRows];
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) ahead[k] = load(k, z + 2);
+        const float halo_ahead = load_halo(z + 1);
+
+        __syncthreads();  // every thread has finished reading the previous plane from the tile
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = centre[k];
+        if (has_halo) tile[halo.row][halo.column] = halo_value;
+        __syncthreads();  // the whole plane, halo included, is in the tile
+
+        const bool z_interior = z >= kR && z < extent.nz - kR;
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            if (!inside[k]) continue;
+            const int row = kR + threadIdx.y + k * Tile::kThreadsY;
+            const int column = kR + threadIdx.x;
+            float result = centre[k];
+            if (interior_xy[k] && z_interior) {
+                result = constant_coefficients[kCentre] * centre[k] +
+                         constant_coefficients[coefficient_index(kR, kAxisX, 1)] *
+                             (tile[row][column - 1] + tile[row][column + 1]) +
+                         constant_coefficients[coefficient_index(kR, kAxisY, 1)] *
+                             (tile[row - 1][column] + tile[row + 1][column]) +
+                         constant_coefficients[coefficient_index(kR, kAxisZ, 1)] * (below[k] + above[k]);
+            }
+            out[static_cast<std::size_t>(z) * plane + offset[k]] = result;
+        }
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            below[k] = centre[k];
+            centre[k] = above[k];
+            above[k] = ahead[k];
+        }
+        halo_value = halo_ahead;
+    }
+}
+
+// Slow before: -- (step 1's kernel at radius 4: the baseline of step 5).
+// Shows: each point loads 25 values; the 8 z-neighbours lie 1 to 4 planes away, in other
+// blocks, so every point brings 8 values through L2 and the caches' reuse falls short.
+template <int kRadius>
+__global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
+    stencil25_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
+    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
+    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
+    const int z = blockIdx.z;
+    if (x >= extent.nx || y >= extent.ny) return;
+    const std::size_t i = extent.index(x, y, z);
+    if (!extent.interior(x, y, z, kRadius)) {
+        out[i] = in[i];
+        return;
+    }
+    const std::size_t row = extent.nx;
+    const std::size_t plane = extent.plane();
+    float sum = constant_coefficients[kCentre] * in[i];
+#pragma unroll
+    for (int d = 1; d <= kRadius; ++d) {
+        sum += constant_coefficients[coefficient_index(kRadius, kAxisX, d)] * (in[i - d] + in[i + d]);
+        sum += constant_coefficients[coefficient_index(kRadius, kAxisY, d)] * (in[i - d * row] + in[i + d * row]);
+        sum += constant_coefficients[coefficient_index(kRadius, kAxisZ, d)] * (in[i - d * plane] + in[i + d * plane]);
+    }
+    out[i] = sum;
+}
+
+// Slow before: step 5a reads every value 9 times along z, 8 of them from L2.
+// Fixes: marching planes at radius 4: a queue of 2R + 1 = 9 registers per point holds z-4 to
+// z+4, the plane z sits in shared memory with a halo of 4; every value is read from DRAM once.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil25_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                     int slab_planes) {
+    constexpr int kR = Tile::kStencilRadius;
+    constexpr int kRows = Tile::kRowsPerThread;
+    constexpr int kQueue = 2 * kR + 1;  // planes z - R .. z + R
+    constexpr int kSlots = Tile::kHaloPerThread;
+    __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
+
+    const int x0 = blockIdx.x * Tile::kTileX;
+    const int y0 = blockIdx.y * Tile::kTileY;
+    const int z_first = blockIdx.z * slab_planes;
+    const int z_end = min(extent.nz, z_first + slab_planes);
+    const std::size_t plane = extent.plane();
+    const int x = x0 + threadIdx.x;
+
+    std::size_t offset[kRows];
+    bool inside[kRows];
+    bool interior_xy[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
+        inside[k] = x < extent.nx && y < extent.ny;
+        interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
+        offset[k] = static_cast<std::size_t>(y) * extent.nx + x;
+    }
+    // This thread's halo points: rank, rank + kThreads, ... below kHaloPoints.
+    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
+    TilePoint halo[kSlots];
+    bool has_halo[kSlots];
+    bool halo_inside[kSlots];
+    std::size_t halo_offset[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+        const int e = rank + s * Tile::kThreads;
+        has_halo[s] = e < Tile::kHaloPoints;
+        halo[s] = has_halo[s] ? halo_point<kR, Tile::kTileX, Tile::kTileY>(e) : TilePoint{0, 0};
+        const int hx = x0 - kR + halo[s].column;
+        const int hy = y0 - kR + halo[s].row;
+        halo_inside[s] = has_halo[s] && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
+        halo_offset[s] = halo_inside[s] ? static_cast<std::size_t>(hy) * extent.nx + hx : 0;
+    }
+
+    const int z_stop = min(extent.nz, z_end + kR);  // as in step 4: R planes beyond each end
+    auto load = [&](int k, int z) {
+        return inside[k] && z >= 0 && z < z_stop ? in[static_cast<std::size_t>(z) * plane + offset[k]] : 0.0F;
+    };
+    auto load_halo = [&](int s, int z) {
+        return halo_inside[s] && z < z_end ? in[static_cast<std::size_t>(z) * plane + halo_offset[s]] : 0.0F;
+    };
+
+    float queue[kRows][kQueue];  // queue[k][j]: the plane z - R + j
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+#pragma unroll
+        for (int j = 0; j < kQueue; ++j) queue[k][j] = load(k, z_first - kR + j);
+    }
+    float halo_value[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) halo_value[s] = load_halo(s, z_first);
+
+    for (int z = z_first; z < z_end; ++z) {
+        float ahead[kRows];
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) ahead[k] = load(k, z + kR + 1);
+        float halo_ahead[kSlots];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) halo_ahead[s] = load_halo(s, z + 1);
+
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = queue[k][kR];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) {
+            if (has_halo[s]) tile[halo[s].row][halo[s].column] = halo_value[s];
+        }
+        __syncthreads();
+
+        const bool z_interior = z >= kR && z < extent.nz - kR;
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            if (!inside[k]) continue;
+            const int row = kR + threadIdx.y + k * Tile::kThreadsY;
+            const int column = kR + threadIdx.x;
+            float result = queue[k][kR];
+            if (interior_xy[k] && z_interior) {
+                result = constant_coefficients[kCentre] * queue[k][kR];
+#pragma unroll
+                for (int d = 1; d <= kR; ++d) {
+                    result += constant_coefficients[coefficient_index(kR, kAxisX, d)] *
+                              (tile[row][column - d] + tile[row][column + d]);
+                    result += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
+                              (tile[row - d][column] + tile[row + d][column]);
+                    result += constant_coefficients[coefficient_index(kR, kAxisZ, d)] *
+                              (queue[k][kR - d] + queue[k][kR + d]);
+                }
+            }
+            out[static_cast<std::size_t>(z) * plane + offset[k]] = result;
+        }
+        // Move the queue down one plane: registers renamed, nothing moves in memory.
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+#pragma unroll
+            for (int j = 0; j + 1 < kQueue; ++j) queue[k][j] = queue[k][j + 1];
+            queue[k][kQueue - 1] = ahead[k];
+        }
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) halo_value[s] = halo_ahead[s];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 6: connected components by rounds of a min-label stencil.
+// ---------------------------------------------------------------------------------------------
+
+// Slow before: a CPU labels the image with union-find, one pixel after the other.
+// Fixes: every pixel at once. Each foreground pixel starts as its own component (label i + 1).
+__global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
+    label_init_kernel(const float* __restrict__ image, int* __restrict__ labels, int width, int height,
+                      float threshold) {
+    const int x = blockIdx.x * kLabelBlockX + threadIdx.x;
+    const int y = blockIdx.y * kLabelBlockY + threadIdx.y;
+    if (x >= width || y >= height) return;
+    const int i = y * width + x;
+    labels[i] = image[i] > threshold ? i + 1 : 0;
+}
+
+// One round: every foreground pixel takes the smallest label among itself and its foreground
+// 4-neighbours (reading `labels`, writing `next`: no pixel sees this round's writes). A block
+// reports a change with one atomic, after __syncthreads_or has combined its threads' answers.
+__global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
+    label_propagate_kernel(const int* __restrict__ labels, int* __restrict__ next, int width, int height,
+                           int* __restrict__ changed) {
+    const int x = blockIdx.x * kLabelBlockX + threadIdx.x;
+    const int y = blockIdx.y * kLabelBlockY + threadIdx.y;
+    int changed_here = 0;
+    if (x < width && y < height) {  // no return: every thread must reach __syncthreads_or
+        const int i = y * width + x;
+        const int own = labels[i];
+        int smallest = own;
+        if (own != 0) {
+            // Background neighbours (label 0) do not connect.
+            const int left = x > 0 ? labels[i - 1] : 0;
+            const int right = x + 1 < width ? labels[i + 1] : 0;
+            const int up = y > 0 ? labels[i - width] : 0;
+            const int down = y + 1 < height ? labels[i + width] : 0;
+            if (left != 0) smallest = min(smallest, left);
+            if (right != 0) smallest = min(smallest, right);
+            if (up != 0) smallest = min(smallest, up);
+            if (down != 0) smallest = min(smallest, down);
+        }
+        next[i] = smallest;
+        changed_here = smallest != own;
+    }
+    if (__syncthreads_or(changed_here) && threadIdx.x == 0 && threadIdx.y == 0) atomicOr(changed, 1);
+}
+
+}  // namespace
+}  // namespace stencil
+
+// The launchers: given, the same for everyone. They choose the grids and launch the kernels above.
+#include "stencil_launchers.cuh"
