@@ -66,6 +66,15 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
                 options.only_step = *id;
                 continue;
             }
+            if (auto path = value_of(argument, "--trace=")) {
+                options.trace_path = *path;
+                continue;
+            }
+            if (argument == "--trace") {
+                if (i + 1 >= argc) throw std::invalid_argument("--trace needs a file name: --trace FILE");
+                options.trace_path = argv[++i];
+                continue;
+            }
             if (auto what = value_of(argument, "--expect=")) {
                 if (*what != "not-implemented") {
                     throw std::invalid_argument("--expect takes only 'not-implemented'");

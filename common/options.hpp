@@ -15,6 +15,7 @@ struct RunOptions {
     std::string results_path;             ///< --results=FILE / LAB_RESULTS: write JSON results there
     bool expect_not_implemented = false;  ///< --expect=not-implemented: the starter check
     std::string only_step;                ///< --step=N / LAB_STEP: run only the step with this id
+    std::string trace_path;               ///< --trace=FILE or --trace FILE: timelines as a Chrome trace
 };
 
 /// Whether the step with this id runs (every step, unless --step named another).
@@ -22,7 +23,7 @@ bool step_selected(const std::string& id);
 
 RunOptions& run_options();
 
-/// Reads --seed=N, --results=FILE, --step=N and --expect=not-implemented (and the LAB_SEED,
+/// Reads --seed=N, --results=FILE, --step=N, --trace=FILE and --expect=not-implemented (and the LAB_SEED,
 /// LAB_RESULTS and LAB_STEP environment variables), removes them from argv, and returns the
 /// remaining arguments for doctest. Throws std::invalid_argument on a bad value.
 std::vector<char*> parse_run_options(int argc, char** argv);
