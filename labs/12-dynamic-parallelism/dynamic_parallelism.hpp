@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// Lab 12, dynamic parallelism: the interface between the harness (g++) and the kernels (nvcc).
+// Host-only: no CUDA syntax here. The constants are given: the kernels, the launchers and the
+// harness all use these values.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace dynamic_parallelism {
+
+// ---------------------------------------------------------------------------------------
+// Sorting (steps 1 to 3): quicksort of unsigned 32-bit keys, in place.
+// ---------------------------------------------------------------------------------------
+
+using Key = std::uint32_t;
+
+/// Threads of a partition block, and keys each thread classifies: a block covers kTileKeys keys.
+inline constexpr int kPartitionThreads = 256;
+inline constexpr int kKeysPerThread = 8;
+inline constexpr unsigned int kTileKeys = kPartitionThreads * kKeysPerThread;
+
+/// A segment of at most kLeafKeys keys is a leaf: one block sorts it in shared memory (16 KiB).
+inline constexpr unsigned int kLeafKeys = 4096;
+/// Threads of the blocks that sort leaves on their own (step 1's batch, step 2's leaf grids).
+inline constexpr int kLeafThreads = 512;
+
+/// The pivot is the median of this many keys spread evenly over the segment (one warp's worth).
+inline constexpr int kPivotSamples = 32;
+
+/// Step 3: a partition grid at this depth (the host's launch is depth 0) launches no children;
+/// its last block sorts what is left itself. The hardware allows 24 levels of nested grids.
+inline constexpr int kDepthLimit = 20;
+inline constexpr int kHardwareNestingLimit = 24;
+
+/// The most keys a launcher accepts: segment bounds are 32-bit on the device.
+inline constexpr std::size_t kMaxKeys = std::size_t{1} << 31;
+
+/// A range of the key array: keys [begin, begin + count).
+struct Segment {
+    unsigned int begin = 0;
+    unsigned int count = 0;
+};
+
+/// What the blocks of one partition grid count together (device memory, zeroed before the
+/// grid starts): keys below the pivot, keys above it, and blocks finished.
+struct PartitionCounters {
+    unsigned int less = 0;
+    unsigned int greater = 0;
+    unsigned int blocks_done = 0;
+    unsigned int unused = 0;  // 16 bytes: a record per 16-byte slot
+};
+
+/// A leaf collected by step 1's host loop: its segment, and whether its keys are in the
+/// scratch buffer (1) or in the key array (0) at the level where it was found.
+struct Leaf {
+    unsigned int begin = 0;
+    unsigned int count = 0;
+    unsigned int in_scratch = 0;
+};
+
+/// What a device-side error code is when it is not a cudaError_t: the partition counters ran out.
+inline constexpr unsigned int kCountersExhausted = 100000;
+
+/// Device memory a sort may use, allocated by the harness outside the timed region.
+struct SortWorkspace {
+    Key* scratch = nullptr;                ///< as many keys as the array: partitions write here and back
+    PartitionCounters* counters = nullptr;  ///< counter_capacity records; record 0 is the first grid's
+    unsigned int counter_capacity = 0;
+    unsigned int* next_counter = nullptr;   ///< one: records handed out on the device (steps 2, 3)
+    Leaf* leaves = nullptr;                 ///< leaf_capacity records (step 1 uploads its leaves here)
+    unsigned int leaf_capacity = 0;
+    unsigned int* device_error = nullptr;   ///< one: the first failed device-side launch, 0 if none.
+                                            ///< The harness clears it; launchers never do.
+    int depth_limit = kDepthLimit;          ///< step 3
+    unsigned int pending_launch_limit = 0;  ///< cudaLimitDevRuntimePendingLaunchCount for steps 2 to 4
+                                            ///< (0: leave the device's limit as it is)
+};
+
+/// Counter records, leaf records and pending launches a sort of `count` keys may need.
+std::size_t counters_needed(std::size_t count);
+std::size_t leaves_needed(std::size_t count);
+unsigned int pending_launches_needed(std::size_t count);
+
+/// Every sorting step sorts keys[0, count) (device memory) in place, ascending. A launcher
+/// enqueues on the default stream; step 1 also waits for the device once per level (that is
+/// its point). Throws cl::CudaError when the runtime rejects a call, std::invalid_argument on
+/// bad arguments.
+using SortLauncher = void (*)(Key* keys, std::size_t count, SortWorkspace workspace);
+
+void sort_host_driven(Key* keys, std::size_t count, SortWorkspace workspace);
+void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace);
+void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace);
+
+struct SortStep {
+    const char* id;  ///< as in the table and the lab sheet
+    const char* name;
+    int section;  ///< the lab sheet's section for this step
+    SortLauncher launch;
+};
+
+/// Step 0, std::sort on the CPU, lives in the harness.
+inline constexpr std::array<SortStep, 3> kSortSteps{{
+    {"1", "host-driven: a launch per segment, a round trip per level", 1, sort_host_driven},
+    {"2", "device-launched children (CDP2, fire-and-forget)", 2, sort_device_launched},
+    {"3", "depth limit, small segments sorted in the block", 3, sort_device_bounded},
+}};
+
+/// The reference row (baselines.cu, given): CUB's radix sort, keys `in` to `out`, with
+/// `temp_bytes` of scratch space (ask cub_sort_temp_bytes for the largest count you pass).
+std::size_t cub_sort_temp_bytes(std::size_t count);
+void cub_sort(const Key* in, Key* out, std::size_t count, void* temp, std::size_t temp_bytes);
+
+// ---------------------------------------------------------------------------------------
+// Adaptive work (step 4): the Mandelbrot set, brute force and Mariani-Silver.
+// ---------------------------------------------------------------------------------------
+
+/// Pixel (x, y) is the point c = (x_min + (x + 0.5) pixel_width, y_min + (y + 0.5) pixel_height).
+struct View {
+    float x_min = 0;
+    float y_min = 0;
+    float pixel_width = 0;
+    float pixel_height = 0;
+};
+
+/// An image of dwells (escape counts) in device memory, row by row.
+struct Image {
+    int* dwell = nullptr;
+    int width = 0;
+    int height = 0;
+    View view;
+    int max_dwell = 0;  ///< iterations at most; a point that has not escaped by then gets max_dwell
+};
+
+/// A rectangle of pixels: columns [x, x + width), rows [y, y + height).
+struct Rect {
+    int x = 0;
+    int y = 0;
+    int width = 0;
+    int height = 0;
+};
+
+/// Mariani-Silver's shape: the first grid has a block per kMsInitialSide square; a block whose
+/// border is not of one dwell launches kMsSubdivisions x kMsSubdivisions blocks, one per part,
+/// until a side is at most kMsMinSide (then every pixel is computed) or the depth reaches kMsDepthLimit.
+inline constexpr int kMsThreads = 256;
+inline constexpr int kMsInitialSide = 256;
+inline constexpr int kMsSubdivisions = 4;
+inline constexpr int kMsMinSide = 16;
+inline constexpr int kMsDepthLimit = 4;
+
+/// Pending launches the Mariani-Silver step may need for a width x height image.
+unsigned int pending_launches_needed(int width, int height);
+
+/// Device memory the Mandelbrot step may use.
+struct MandelbrotWorkspace {
+    unsigned int* device_error = nullptr;   ///< as in SortWorkspace
+    unsigned int pending_launch_limit = 0;  ///< as in SortWorkspace
+};
+
+/// The step writes every pixel's dwell to image.dwell. Enqueues on the default stream.
+using MandelbrotLauncher = void (*)(Image image, MandelbrotWorkspace workspace);
+
+void mandelbrot_mariani_silver(Image image, MandelbrotWorkspace workspace);
+
+struct MandelbrotStep {
+    const char* id;
+    const char* name;
+    int section;
+    MandelbrotLauncher launch;
+};
+
+inline constexpr std::array<MandelbrotStep, 1> kMandelbrotSteps{{
+    {"4", "Mariani-Silver: one-dwell borders filled, the rest subdivided", 4, mandelbrot_mariani_silver},
+}};
+
+/// The reference (baselines.cu, given): one thread per pixel, every pixel iterated.
+void mandelbrot_brute_force(Image image);
+
+// ---------------------------------------------------------------------------------------
+// Errors that happen on the device.
+// ---------------------------------------------------------------------------------------
+
+/// What a code in device_error means, and its likely cause, for a message to the student.
+/// `pending_launch_limit` is the limit that was in force.
+std::string describe_device_error(unsigned int code, unsigned int pending_launch_limit);
+
+}  // namespace dynamic_parallelism

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: MIT
+// Lab 12 harness: every sorting step on five kinds of input (uniform, sorted, reverse sorted,
+// all equal, few distinct values) at awkward sizes, compared exactly with std::sort; step 3 also
+// with a depth limit low enough that its fallback runs; the Mariani-Silver image compared with
+// the brute-force image. Then the perf tables: 2^24 keys against CUB's radix sort, and the
+// Mandelbrot set against the brute-force kernel. A launch that fails on the device is reported
+// by name, with its likely cause.
+#include "dynamic_parallelism.hpp"
+
+#include "buffers.hpp"
+#include "device_info.hpp"
+#include "harness.hpp"
+#include "options.hpp"
+#include "random.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dp = dynamic_parallelism;
+
+namespace {
+
+const bool registered = cl::register_lab("12-dynamic-parallelism");
+
+constexpr std::size_t kPerfKeys = std::size_t{1} << 24;  // 64 MiB of keys
+constexpr int kFewDistinct = 16;
+constexpr int kDepthLimitForFallback = 2;  // step 3's second check: the fallback sorts what is left
+constexpr std::size_t kFallbackMaxKeys = 65'537;
+
+// time_step reports work / 1e9 per second; counting each key (or pixel) as 1000 units of work
+// makes that millions of keys (pixels) per second.
+constexpr double kMillions = 1e3;
+
+template <class Step>
+cl::StepInfo info(const Step& step) {
+    return {step.id, step.name, step.section};
+}
+
+// ---------------------------------------------------------------------------------------
+// Sorting inputs
+// ---------------------------------------------------------------------------------------
+
+enum class Input { uniform, sorted, reverse, all_equal, few_distinct };
+constexpr std::array<Input, 5> kInputs{Input::uniform, Input::sorted, Input::reverse, Input::all_equal,
+                                       Input::few_distinct};
+
+const char* describe(Input input) {
+    switch (input) {
+        case Input::uniform: return "uniform random";
+        case Input::sorted: return "already sorted";
+        case Input::reverse: return "reverse sorted";
+        case Input::all_equal: return "all equal";
+        case Input::few_distinct: return "16 distinct values";
+    }
+    return "";
+}
+
+const char* column(Input input) {
+    switch (input) {
+        case Input::uniform: return "uniform";
+        case Input::sorted: return "sorted";
+        case Input::reverse: return "reverse";
+        case Input::all_equal: return "equal";
+        case Input::few_distinct: return "16 values";
+    }
+    return "";
+}
+
+// Seeded keys of one kind. Sorted keys are built sorted (a random walk with steps small enough
+// to stay below 2^32, ties included), not sorted afterwards: std::sort of 2^24 keys takes a second.
+std::vector<dp::Key> make_keys(std::size_t count, Input input, int set) {
+    cl::Rng rng(fmt::format("keys {} {} set {}", column(input), count, set));
+    auto& engine = rng.engine();
+    std::vector<dp::Key> keys(count);
+    switch (input) {
+        case Input::uniform:
+            for (std::size_t i = 0; i < count; i += 2) {
+                const std::uint64_t bits = engine();
+                keys[i] = static_cast<dp::Key>(bits);
+                if (i + 1 < count) keys[i + 1] = static_cast<dp::Key>(bits >> 32);
+            }
+            break;
+        case Input::sorted:
+        case Input::reverse: {
+            const std::uint64_t step = count > 0 ? 0xFFFF'FFFFULL / count : 0;  // count steps stay below 2^32
+            std::uint64_t value = engine() % (step + 1);
+            for (auto& key : keys) {
+                key = static_cast<dp::Key>(value);
+                value += engine() % (step + 1);
+            }
+            if (input == Input::reverse) std::reverse(keys.begin(), keys.end());
+            break;
+        }
+        case Input::all_equal: std::fill(keys.begin(), keys.end(), static_cast<dp::Key>(engine())); break;
+        case Input::few_distinct: {
+            std::array<dp::Key, kFewDistinct> values{};
+            for (auto& value : values) value = static_cast<dp::Key>(engine());
+            for (std::size_t i = 0; i < count; i += 16) {  // 4 bits per key, 16 keys per draw
+                std::uint64_t bits = engine();
+                for (std::size_t k = 0; k < 16 && i + k < count; ++k, bits >>= 4) keys[i + k] = values[bits & 15U];
+            }
+            break;
+        }
+    }
+    return keys;
+}
+
+// Tiny, odd, one past a power of two; plus two sizes drawn from the seed.
+std::vector<std::size_t> correctness_sizes() {
+    std::vector<std::size_t> sizes{0, 1, 2, 31, 1000, 65'537};
+    cl::Rng rng("sizes");
+    sizes.push_back(static_cast<std::size_t>(rng.uniform_int(3, 5'000)));
+    sizes.push_back(static_cast<std::size_t>(rng.uniform_int(5'001, 1'500'000)));
+    return sizes;
+}
+
+// A sum of well-mixed hashes: equal for two arrays holding the same keys in any order, and
+// different (but for a chance of 2^-64) when one key differs.
+std::uint64_t multiset_hash(std::span<const dp::Key> keys) {
+    std::uint64_t sum = 0;
+    for (const dp::Key key : keys) {
+        std::uint64_t x = key + 0x9E37'79B9'7F4A'7C15ULL;
+        x = (x ^ (x >> 30)) * 0xBF58'476D'1CE4'E5B9ULL;
+        x = (x ^ (x >> 27)) * 0x94D0'49BB'1331'11EBULL;
+        sum += x ^ (x >> 31);
+    }
+    return sum;
+}
+
+// Throws what a launch that failed on the device means.
+void throw_if_device_error(const cl::DeviceBuffer<unsigned int>& device_error, unsigned int pending_limit,
+                           const std::string& context) {
+    const unsigned int code = device_error.to_host()[0];
+    if (code != 0) {
+        throw std::runtime_error(fmt::format("{}: {}", context, dp::describe_device_error(code, pending_limit)));
+    }
+}
+
+// The keys, their pristine copies (one or two input sets), the expected output and the
+// workspace of one sort problem, all allocated once.
+class SortProblem {
+public:
+    SortProblem(std::size_t count, Input input, int sets)
+        : count_(count),
+          input_kind_(input),
+          keys_(count, "keys"),
+          scratch_(count, "scratch"),
+          counters_(dp::counters_needed(count), "counters"),
+          next_counter_(1, "next_counter"),
+          leaves_(dp::leaves_needed(count), "leaves"),
+          device_error_(1, "device_error"),
+          result_(count) {
+        for (int set = 0; set < sets; ++set) {
+            inputs_.push_back(make_keys(count, input, set));
+            pristine_.emplace_back(std::span<const dp::Key>(inputs_.back()), fmt::format("pristine keys {}", set));
+        }
+        workspace_.scratch = scratch_.data();
+        workspace_.counters = counters_.data();
+        workspace_.counter_capacity = static_cast<unsigned int>(counters_.size());
+        workspace_.next_counter = next_counter_.data();
+        workspace_.leaves = leaves_.data();
+        workspace_.leaf_capacity = static_cast<unsigned int>(leaves_.size());
+        workspace_.device_error = device_error_.data();
+        clear_device_error();
+    }
+
+    std::size_t count() const { return count_; }
+    Input input() const { return input_kind_; }
+    const std::vector<dp::Key>& input_keys(int set) const { return inputs_[static_cast<std::size_t>(set)]; }
+    const dp::Key* pristine(int set) const { return pristine_[static_cast<std::size_t>(set)].data(); }
+    dp::SortWorkspace& workspace() { return workspace_; }
+    // Partition grids the last device-launched sort ran (steps 2 and 3 take a counter record each).
+    unsigned int partition_grids() const { return next_counter_.to_host()[0] + 1; }
+
+    std::string label() const {
+        return fmt::format("for {} {} keys{}", count_, describe(input_kind_),
+                           workspace_.depth_limit != dp::kDepthLimit
+                               ? fmt::format(" with depth_limit {}", workspace_.depth_limit)
+                               : std::string());
+    }
+
+    // The expected output: std::sort (correctness sizes), or CUB's sort checked for order and
+    // content (the perf size, where std::sort would take seconds per input).
+    void expect_std_sort() {
+        expected_.clear();
+        for (const auto& input : inputs_) {
+            expected_.push_back(input);
+            std::sort(expected_.back().begin(), expected_.back().end());
+        }
+    }
+    void expect(int set, std::vector<dp::Key> sorted) {
+        if (!std::is_sorted(sorted.begin(), sorted.end()) ||
+            multiset_hash(sorted) != multiset_hash(input_keys(set))) {
+            throw std::runtime_error("CUB's sort is not a sorted permutation of the input: no reference");
+        }
+        if (expected_.size() <= static_cast<std::size_t>(set)) expected_.resize(static_cast<std::size_t>(set) + 1);
+        expected_[static_cast<std::size_t>(set)] = std::move(sorted);
+    }
+
+    void use_inputs(int set) { set_ = set; }
+    void clear_device_error() { CUDA_CHECK(cudaMemset(device_error_.data(), 0, sizeof(unsigned int))); }
+
+    // Before every run: the unsorted keys again (the sort is in place), and a poisoned scratch
+    // buffer, so that no run profits from what an earlier run left there.
+    void reset() {
+        if (count_ == 0) return;
+        CUDA_CHECK(cudaMemcpy(keys_.data(), pristine(set_), keys_.bytes(), cudaMemcpyDeviceToDevice));
+        scratch_.poison();
+    }
+    void run(const dp::SortStep& step) { step.launch(keys_.data(), count_, workspace_); }
+
+    cl::Comparison verify() {
+        throw_if_device_error(device_error_, workspace_.pending_launch_limit, label());
+        if (count_ > 0) CUDA_CHECK(cudaMemcpy(result_.data(), keys_.data(), keys_.bytes(), cudaMemcpyDeviceToHost));
+        const std::span<const dp::Key> got(result_.data(), count_);
+        const std::vector<dp::Key>& want = expected_[static_cast<std::size_t>(set_)];
+        if (std::equal(got.begin(), got.end(), want.begin(), want.end())) {
+            cl::Comparison same;
+            same.count = count_;
+            same.context = label();
+            return same;
+        }
+        // Untouched keys: an in-place sort that did nothing leaves its input, not poison.
+        const std::vector<dp::Key>& input = input_keys(set_);
+        if (std::equal(got.begin(), got.end(), input.begin(), input.end())) {
+            cl::Comparison untouched;
+            untouched.count = untouched.mismatches = untouched.unwritten = count_;
+            untouched.first_expected = "the keys sorted";
+            untouched.first_got = "the input, untouched";
+            untouched.context = label();
+            return untouched;
+        }
+        return cl::compare(std::span<const dp::Key>(want), got, cl::Tolerance::exact(), label());
+    }
+
+    cl::TimedStep timed(const dp::SortStep& step, bool two_sets) {
+        cl::TimedStep timed;
+        timed.reset = [this] { reset(); };
+        timed.run = [this, &step] { run(step); };
+        timed.verify = [this] { return verify(); };
+        if (two_sets) timed.use_inputs = [this](int set) { use_inputs(set); };
+        return timed;
+    }
+
+private:
+    std::size_t count_;
+    Input input_kind_;
+    std::vector<std::vector<dp::Key>> inputs_;
+    std::vector<std::vector<dp::Key>> expected_;
+    std::vector<cl::DeviceBuffer<dp::Key>> pristine_;
+    cl::DeviceBuffer<dp::Key> keys_;
+    cl::DeviceBuffer<dp::Key> scratch_;
+    cl::DeviceBuffer<dp::PartitionCounters> counters_;
+    cl::DeviceBuffer<unsigned int> next_counter_;
+    cl::DeviceBuffer<dp::Leaf> leaves_;
+    cl::DeviceBuffer<unsigned int> device_error_;
+    cl::PinnedBuffer<dp::Key> result_;
+    dp::SortWorkspace workspace_;
+    int set_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// Mandelbrot images
+// ---------------------------------------------------------------------------------------
+
+constexpr int kCorrectnessMaxDwell = 512;
+constexpr int kPerfSide = 8192;
+constexpr int kPerfMaxDwell = 1024;
+
+// The whole set, and (the second input set) a detailed window of its boundary.
+dp::View whole_set(int width, int height) { return {-2.0F, -1.25F, 2.5F / width, 2.5F / height}; }
+dp::View seahorse_valley(int width, int height) { return {-0.80F, 0.05F, 0.10F / width, 0.10F / height}; }
+
+// Mariani-Silver trusts a border: a filament of the set thinner than a pixel can pass between
+// two border pixels, and then the inside is filled with the border's dwell where the brute force
+// finds another. On these views that happens to a few pixels in a million (up to 2.7e-6 of
+// them, measured with a CPU model on the whole set up to 3000 x 2000 pixels and on seahorse
+// valley at 2048 x 2048); leaving out one side of the border already makes 3e-5 to 3e-4 of them
+// wrong, and checking only the corners about 1e-3. Up to 1 in 100 000 may differ.
+constexpr std::size_t kPixelsPerAllowedMismatch = 100'000;
+
+class MandelbrotProblem {
+public:
+    MandelbrotProblem(int width, int height, int max_dwell, bool two_views)
+        : width_(width),
+          height_(height),
+          pixels_(static_cast<std::size_t>(width) * static_cast<std::size_t>(height)),
+          max_dwell_(max_dwell),
+          image_(pixels_, "image"),
+          device_error_(1, "device_error"),
+          result_(pixels_) {
+        views_.push_back(whole_set(width, height));
+        if (two_views) views_.push_back(seahorse_valley(width, height));
+        cl::DeviceBuffer<int> reference(pixels_, "reference image");
+        for (const dp::View& view : views_) {
+            dp::mandelbrot_brute_force(image_of(reference.data(), view, max_dwell));
+            expected_.push_back(reference.to_host());
+        }
+        CUDA_CHECK(cudaMemset(device_error_.data(), 0, sizeof(unsigned int)));
+    }
+
+    std::size_t pixels() const { return pixels_; }
+    std::string label() const {
+        return fmt::format("for {} x {} pixels, max dwell {}{}", width_, height_, max_dwell_,
+                           view_ == 0 ? "" : ", seahorse valley");
+    }
+    dp::Image image() { return image_of(image_.data(), views_[static_cast<std::size_t>(view_)], max_dwell_); }
+    dp::MandelbrotWorkspace& workspace() { return workspace_; }
+    void use_inputs(int view) { view_ = view; }
+    void reset() { image_.poison(); }
+    void run(const dp::MandelbrotStep& step) {
+        workspace_.device_error = device_error_.data();
+        step.launch(image(), workspace_);
+    }
+
+    cl::Comparison verify() {
+        throw_if_device_error(device_error_, workspace_.pending_launch_limit, label());
+        CUDA_CHECK(cudaMemcpy(result_.data(), image_.data(), image_.bytes(), cudaMemcpyDeviceToHost));
+        const std::vector<int>& want = expected_[static_cast<std::size_t>(view_)];
+        const std::size_t allowed = pixels_ / kPixelsPerAllowedMismatch;
+        // The common case first, fast (the perf image has 67 million pixels): few mismatches, none unwritten.
+        std::size_t mismatches = 0;
+        bool unwritten = false;
+        for (std::size_t i = 0; i < pixels_; ++i) {
+            if (result_[i] != want[i]) {
+                ++mismatches;
+                unwritten = unwritten || result_[i] == -1;  // the poison: every byte 0xFF
+            }
+        }
+        if (!unwritten && mismatches <= allowed) {
+            cl::Comparison close_enough;
+            close_enough.count = pixels_;
+            close_enough.context = label();
+            return close_enough;
+        }
+        cl::Comparison comparison = cl::compare(std::span<const int>(want), std::span<const int>(result_.data(), pixels_),
+                                                cl::Tolerance::exact(),
+                                                fmt::format("{} (index = row * width + column; at most {} may "
+                                                            "differ)",
+                                                            label(), allowed));
+        if (comparison.unwritten == 0 && comparison.mismatches <= allowed) comparison.mismatches = 0;
+        return comparison;
+    }
+
+    cl::TimedStep timed(const dp::MandelbrotStep& step, bool two_views) {
+        cl::TimedStep timed;
+        timed.reset = [this] { reset(); };
+        timed.run = [this, &step] { run(step); };
+        timed.verify = [this] { return verify(); };
+        if (two_views) timed.use_inputs = [this](int view) { use_inputs(view); };
+        return timed;
+    }
+
+private:
+    dp::Image image_of(int* data, const dp::View& view, int max_dwell) const {
+        dp::Image image;
+        image.dwell = data;
+        image.width = width_;
+        image.height = height_;
+        image.view = view;
+        image.max_dwell = max_dwell;
+        return image;
+    }
+
+    int width_;
+    int height_;
+    std::size_t pixels_;
+    int max_dwell_;
+    std::vector<dp::View> views_;
+    std::vector<std::vector<int>> expected_;
+    cl::DeviceBuffer<int> image_;
+    cl::DeviceBuffer<unsigned int> device_error_;
+    cl::PinnedBuffer<int> result_;
+    dp::MandelbrotWorkspace workspace_;
+    int view_ = 0;
+};
+
+struct ImageSize {
+    int width;
+    int height;
+};
+
+std::vector<ImageSize> correctness_images() {
+    std::vector<ImageSize> sizes{{1, 1}, {2, 3}, {37, 29}, {1000, 700}, {513, 257}};
+    cl::Rng rng("image sizes");
+    sizes.push_back({static_cast<int>(rng.uniform_int(100, 1600)), static_cast<int>(rng.uniform_int(100, 1600))});
+    return sizes;
+}
+
+// The sorts of the perf table time 2^24 keys: a handful of runs is plenty. Every run is timed
+// device-wide: the grids a step launches from the device are not on the default stream.
+constexpr cl::TimingOptions kDeviceTiming{
+    .warmup = 1, .warmup_ms = 0.0, .repeats = 5, .flush_l2 = true, .device_wide = true};
+// The other inputs run after the uniform keys have warmed everything up: no warm-up runs.
+constexpr cl::TimingOptions kOtherInputTiming{
+    .warmup = 0, .warmup_ms = 0.0, .repeats = 3, .flush_l2 = true, .device_wide = true};
+
+double mkeys_per_second(std::size_t count, double ms) { return static_cast<double>(count) / (ms * 1e-3) / 1e6; }
+
+}  // namespace
+
+TEST_CASE("12-dynamic-parallelism correctness" * doctest::test_suite("correctness")) {
+    std::vector<std::unique_ptr<SortProblem>> problems;
+    unsigned int pending_limit = 0;
+    for (const std::size_t count : correctness_sizes()) {
+        for (const Input input : kInputs) {
+            problems.push_back(std::make_unique<SortProblem>(count, input, 1));
+            problems.back()->expect_std_sort();
+            pending_limit = std::max(pending_limit, dp::pending_launches_needed(count));
+        }
+    }
+    for (const ImageSize size : correctness_images()) {
+        pending_limit = std::max(pending_limit, dp::pending_launches_needed(size.width, size.height));
+    }
+    std::vector<SortProblem*> cases;
+    for (auto& problem : problems) {
+        problem->workspace().pending_launch_limit = pending_limit;  // one limit: setting it waits for the GPU
+        cases.push_back(problem.get());
+    }
+
+    const auto sort_once = [](SortProblem* problem, const dp::SortStep& step) {
+        problem->clear_device_error();
+        problem->reset();
+        problem->run(step);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        return problem->verify();
+    };
+    for (const auto& step : dp::kSortSteps) {
+        const cl::Verdict verdict = cl::check_step(info(step), [&] {
+            for (SortProblem* problem : cases) problem->workspace().depth_limit = dp::kDepthLimit;
+            cl::Comparison result = cl::first_failure<SortProblem*>(
+                cases, [&](SortProblem* const& problem) { return sort_once(problem, step); });
+            if (!result.ok() || std::string(step.id) != "3") return result;
+            // Step 3 again, with the depth limit so low that the fallback sorts most of each input.
+            for (SortProblem* problem : cases) {
+                if (problem->count() > kFallbackMaxKeys) continue;
+                problem->workspace().depth_limit = kDepthLimitForFallback;
+                result = sort_once(problem, step);
+                problem->workspace().depth_limit = dp::kDepthLimit;
+                if (!result.ok()) return result;
+            }
+            return result;
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+
+    std::vector<std::unique_ptr<MandelbrotProblem>> images;
+    for (const ImageSize size : correctness_images()) {
+        images.push_back(std::make_unique<MandelbrotProblem>(size.width, size.height, kCorrectnessMaxDwell, false));
+        images.back()->workspace().pending_launch_limit = pending_limit;
+    }
+    for (const auto& step : dp::kMandelbrotSteps) {
+        const cl::Verdict verdict = cl::check_step(info(step), [&] {
+            cl::Comparison result;
+            for (auto& image : images) {
+                image->reset();
+                image->run(step);
+                CUDA_CHECK(cudaDeviceSynchronize());
+                result = image->verify();
+                if (!result.ok()) return result;
+            }
+            return result;
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+}
+
+TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
+    const unsigned int pending_limit =
+        std::max(dp::pending_launches_needed(kPerfKeys), dp::pending_launches_needed(kPerfSide, kPerfSide));
+    const double theoretical_gbps = cl::current_device().theoretical_gbps();
+    bool all_passed = true;
+
+    // --- sorting: every kind of input, one at a time (each holds a few hundred MiB) ------------
+    std::optional<cl::PerfTable> table;
+    std::array<cl::PerfRecord, dp::kSortSteps.size()> uniform_records{};
+    std::array<std::array<std::string, kInputs.size() - 1>, dp::kSortSteps.size()> other_cells{};
+    std::array<std::string, kInputs.size() - 1> cub_cells{};
+    std::array<std::string, dp::kSortSteps.size()> grid_cells{};
+    std::vector<std::string> failures;
+    double cub_uniform_ms = 0;
+    double cpu_ms = 0;
+    for (std::size_t k = 0; k < kInputs.size(); ++k) {
+        const Input input = kInputs[k];
+        const bool uniform = input == Input::uniform;
+        SortProblem problem(kPerfKeys, input, uniform ? 2 : 1);
+        problem.workspace().pending_launch_limit = pending_limit;
+
+        // The reference row, CUB, which also provides the expected output (checked against the input).
+        cl::DeviceBuffer<dp::Key> cub_out(kPerfKeys, "CUB output");
+        cl::DeviceBuffer<unsigned char> cub_temp(dp::cub_sort_temp_bytes(kPerfKeys), "CUB temp");
+        for (int set = 0; set < (uniform ? 2 : 1); ++set) {
+            dp::cub_sort(problem.pristine(set), cub_out.data(), kPerfKeys, cub_temp.data(), cub_temp.bytes());
+            problem.expect(set, cub_out.to_host());
+        }
+        const double cub_ms = cl::median_ms(
+            [&] { dp::cub_sort(problem.pristine(0), cub_out.data(), kPerfKeys, cub_temp.data(), cub_temp.bytes()); },
+            uniform ? cl::TimingOptions{} : kOtherInputTiming);
+
+        if (uniform) {
+            cub_uniform_ms = cub_ms;
+            const cl::Roof roof{"CUB DeviceRadixSort::SortKeys", mkeys_per_second(kPerfKeys, cub_ms), "Mkeys/s",
+                                theoretical_gbps * 1e3 / (2 * sizeof(dp::Key))};  // each key read and written once
+            std::vector<std::string> columns;
+            for (std::size_t other = 1; other < kInputs.size(); ++other) columns.emplace_back(column(kInputs[other]));
+            columns.emplace_back("partition grids");
+            table.emplace(cl::make_table(
+                "sorting 2^24 uint32 keys (64 MiB), uniform random; the last columns: Mkeys/s on the other inputs",
+                roof, "Mkeys/s", columns));
+
+            // Step 0: std::sort on one CPU core, once (it takes about a second).
+            std::vector<dp::Key> copy = problem.input_keys(0);
+            cpu_ms = cl::host_median_ms([&] { std::sort(copy.begin(), copy.end()); }, 1);
+
+            for (std::size_t s = 0; s < dp::kSortSteps.size(); ++s) {
+                const auto& step = dp::kSortSteps[s];
+                uniform_records[s] = cl::time_step(info(step), problem.timed(step, true),
+                                                   static_cast<double>(kPerfKeys) * kMillions, *table, "Mkeys/s",
+                                                   kDeviceTiming, column(input));
+                all_passed = all_passed && uniform_records[s].verdict.passed();
+                // How many grids the device launched for uniform keys (the host's one included).
+                const bool on_device = std::string(step.id) != "1";
+                grid_cells[s] = on_device && uniform_records[s].verdict.passed()
+                                    ? fmt::format("{}", problem.partition_grids())
+                                    : "-";
+            }
+            continue;
+        }
+        cub_cells[k - 1] = fmt::format("{:.0f}", mkeys_per_second(kPerfKeys, cub_ms));
+        for (std::size_t s = 0; s < dp::kSortSteps.size(); ++s) {
+            const auto& step = dp::kSortSteps[s];
+            if (!cl::step_selected(step.id)) continue;
+            if (!uniform_records[s].verdict.passed()) {  // its row already says why
+                other_cells[s][k - 1] = "-";
+                continue;
+            }
+            std::string cell;
+            try {
+                problem.clear_device_error();
+                const double ms = cl::median_ms([&] { problem.run(step); }, kOtherInputTiming, [&] { problem.reset(); });
+                const cl::Verdict verdict = cl::judge(info(step), problem.verify());
+                cell = verdict.passed() ? fmt::format("{:.0f}", mkeys_per_second(kPerfKeys, ms))
+                                        : (verdict.status == cl::Status::not_implemented ? "TODO" : "wrong");
+                if (!verdict.passed()) failures.push_back(fmt::format("{} ({})", verdict.message, describe(input)));
+            } catch (const std::exception& e) {
+                cell = "error";
+                failures.push_back(fmt::format("step {}: {}", step.id, e.what()));
+            }
+            other_cells[s][k - 1] = cell;
+        }
+    }
+
+    std::vector<std::string> dashes(kInputs.size(), "-");
+    table->add_row({"0", "std::sort, one CPU core", 0}, {cl::Status::passed, ""}, cpu_ms,
+                   mkeys_per_second(kPerfKeys, cpu_ms), dashes);
+    for (std::size_t s = 0; s < dp::kSortSteps.size(); ++s) {
+        const cl::PerfRecord& record = uniform_records[s];
+        std::vector<std::string> cells(other_cells[s].begin(), other_cells[s].end());
+        cells.push_back(grid_cells[s]);
+        table->add_row(info(dp::kSortSteps[s]), record.verdict, record.ms, record.throughput, cells);
+    }
+    table->add_row({"CUB", "cub::DeviceRadixSort::SortKeys (reference)", 0}, {cl::Status::passed, ""},
+                   cub_uniform_ms, mkeys_per_second(kPerfKeys, cub_uniform_ms),
+                   [&] {
+                       std::vector<std::string> cells(cub_cells.begin(), cub_cells.end());
+                       cells.emplace_back("-");
+                       return cells;
+                   }());
+    table->print();
+    for (const auto& failure : failures) fmt::print("  {}\n", failure);
+    all_passed = all_passed && failures.empty();
+
+    // The lab's target: the best device-launched step at least twice as fast as step 1.
+    if (uniform_records[0].verdict.passed() && uniform_records[0].ms > 0) {
+        double best_ms = 0;
+        std::string best;
+        for (std::size_t s = 1; s < dp::kSortSteps.size(); ++s) {
+            const auto& record = uniform_records[s];
+            if (record.verdict.passed() && record.ms > 0 && (best.empty() || record.ms < best_ms)) {
+                best_ms = record.ms;
+                best = dp::kSortSteps[s].id;
+            }
+        }
+        if (!best.empty()) {
+            fmt::print("best device-launched step: {}, {:.2f}x step 1 on uniform keys (the lab's target: 2x); "
+                       "CUB's radix sort is {:.1f}x faster still\n",
+                       best, uniform_records[0].ms / best_ms, best_ms / cub_uniform_ms);
+        }
+    }
+
+    // --- the Mandelbrot set: brute force against Mariani-Silver --------------------------------
+    MandelbrotProblem mandelbrot(kPerfSide, kPerfSide, kPerfMaxDwell, true);
+    mandelbrot.workspace().pending_launch_limit = pending_limit;
+    const double pixels = static_cast<double>(mandelbrot.pixels());
+    cl::DeviceBuffer<int> brute_image(mandelbrot.pixels(), "brute-force image");
+    dp::Image brute = mandelbrot.image();
+    brute.dwell = brute_image.data();
+    const double brute_ms = cl::median_ms([&] { dp::mandelbrot_brute_force(brute); },
+                                          {.warmup = 1, .warmup_ms = 0.0, .repeats = 5, .flush_l2 = true});
+    const cl::Roof brute_roof{"brute force, a thread per pixel (given)", pixels / (brute_ms * 1e-3) / 1e6,
+                              "Mpixel/s", theoretical_gbps * 1e3 / sizeof(int)};  // every pixel written once
+    cl::PerfTable images = cl::make_table(
+        fmt::format("the Mandelbrot set, {} x {} pixels, max dwell {}", kPerfSide, kPerfSide, kPerfMaxDwell),
+        brute_roof, "Mpixel/s");
+    images.add_row({"B", "brute force, a thread per pixel (given)", 0}, {cl::Status::passed, ""}, brute_ms,
+                   brute_roof.value);
+    for (const auto& step : dp::kMandelbrotSteps) {
+        const cl::PerfRecord record =
+            cl::time_step(info(step), mandelbrot.timed(step, true), pixels * kMillions, images, "Mpixel/s",
+                          kDeviceTiming, "whole set");
+        images.add_row(info(step), record.verdict, record.ms, record.throughput);
+        all_passed = all_passed && record.verdict.passed();
+    }
+    images.print();
+    CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the tables and the correctness test");
+}
+
+// `./lab 12-dynamic-parallelism` runs it (no suite filter), and `-ts=demo` runs it alone. It
+// shows what a student sees when the device runtime's pending-launch limit is too low: steps 2
+// and 3 on 2^24 keys with the default limit of 2048. Nothing is checked: whether and where the
+// limit is reached depends on how fast the GPU retires grids.
+TEST_CASE("12-dynamic-parallelism pending-launch demo" * doctest::test_suite("demo")) {
+    cl::print_banner();
+    constexpr unsigned int kDefaultLimit = 2048;
+    SortProblem problem(kPerfKeys, Input::uniform, 1);
+    problem.workspace().pending_launch_limit = kDefaultLimit;
+    problem.expect_std_sort();
+    for (const auto& step : dp::kSortSteps) {
+        if (std::string(step.id) == "1") continue;
+        std::string outcome;
+        try {
+            problem.clear_device_error();
+            problem.reset();
+            problem.run(step);
+            CUDA_CHECK(cudaDeviceSynchronize());
+            const cl::Comparison comparison = problem.verify();
+            outcome = comparison.nothing_written() ? "not implemented yet"
+                      : comparison.ok()            ? "no launch failed, and the keys are sorted"
+                                                   : comparison.describe();
+        } catch (const std::exception& e) {
+            outcome = e.what();
+        }
+        fmt::print("step {} on 2^24 uniform keys, cudaLimitDevRuntimePendingLaunchCount = {}:\n  {}\n", step.id,
+                   kDefaultLimit, outcome);
+    }
+    fmt::print("The perf test sets the limit to {} for the same keys (pending_launches_needed).\n",
+               dp::pending_launches_needed(kPerfKeys));
+}
