@@ -126,4 +126,51 @@ Comparison compare(const std::vector<E>& expected, const std::vector<T>& got, To
     return compare(std::span<const E>(expected), std::span<const T>(got), tolerance, std::move(context));
 }
 
+/// A statistical accuracy check, for results whose rounding error is a sum of many small random
+/// errors (dot products): passes when the root-mean-square error over all elements is at most
+/// `max_relative_rms` times the root-mean-square of `expected`. A float dot product of k random
+/// terms has a relative RMS error near 0.3 * 2^-24 * sqrt(k); one computed from inputs rounded to
+/// TF32 (10-bit mantissa) near 2^-11, whatever k: far apart where per-element worst-case bounds,
+/// which grow with k, cannot tell them apart. NaN and unwritten elements always fail. On failure,
+/// the elements off by more than the allowed RMS count as wrong, and `context` gets the RMS
+/// error found and allowed.
+template <class T>
+Comparison compare_rms(std::span<const double> expected, std::span<const T> got, double max_relative_rms,
+                       std::string context = {}) {
+    double error_squares = 0.0;
+    double value_squares = 0.0;
+    const bool same_size = expected.size() == got.size();
+    for (std::size_t i = 0; same_size && i < got.size(); ++i) {
+        const double difference = static_cast<double>(got[i]) - expected[i];
+        error_squares += difference * difference;  // NaN or infinity makes it fail below
+        value_squares += expected[i] * expected[i];
+    }
+    const double count = got.empty() ? 1.0 : static_cast<double>(got.size());
+    const double rms_error = std::sqrt(error_squares / count);
+    const double rms_value = std::sqrt(value_squares / count);
+    const double allowed = max_relative_rms * rms_value;  // in the units of the elements
+    if (same_size && rms_error <= allowed) {  // false for NaN
+        Comparison result;
+        result.count = got.size();
+        result.context = std::move(context);
+        return result;
+    }
+    const double relative = rms_value > 0.0 ? rms_error / rms_value : rms_error;
+    context += fmt::format(" (relative RMS error {:.2g}, at most {:.2g} allowed)", relative, max_relative_rms);
+    Comparison result = compare_by(
+        expected, got, [&](std::size_t, double) { return Tolerance{.absolute = allowed, .relative = 0.0}; },
+        std::move(context));
+    // Mean square above allowed^2 means at least one element beyond `allowed`; but keep the
+    // verdict a failure even for rounding at the boundary.
+    if (result.mismatches == 0) result.mismatches = 1;
+    return result;
+}
+
+template <class T>
+Comparison compare_rms(const std::vector<double>& expected, const std::vector<T>& got, double max_relative_rms,
+                       std::string context = {}) {
+    return compare_rms(std::span<const double>(expected), std::span<const T>(got), max_relative_rms,
+                       std::move(context));
+}
+
 }  // namespace cl

@@ -174,7 +174,12 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
             if (run == second) {
                 CUDA_CHECK_SYNC();
                 const Verdict v = judge_with_guards(step, timed.verify());
-                if (!v.passed()) {
+                if (v.status == Status::not_implemented) {
+                    second_failed = Verdict{Status::wrong,
+                                            fmt::format("step {}: timed run {} (on a second input set) wrote nothing: "
+                                                        "every run must do the whole work",
+                                                        step.id, run)};
+                } else if (!v.passed()) {
                     second_failed = Verdict{Status::wrong, fmt::format("{} (timed run {}, on a second input set)",
                                                                        v.message, run)};
                 }

@@ -27,10 +27,12 @@ public:
     virtual double time_ms(const std::function<void()>& work) = 0;  ///< one timed run
     virtual void synchronize() = 0;                               ///< wait for the device (warm-up)
     virtual double now_ms() = 0;                                  ///< a host clock
+    /// Extra warm-up time this loop needs (the first one in a process wakes an idle GPU).
+    virtual double extra_warmup_ms() { return 0.0; }
 };
 
 /// The loop behind median_ms: reset before every run; warm-up by count and by time (at most
-/// 200 runs); then `options.repeats` timed runs, each as reset, flush, timed work, and
+/// 200 runs, or 2000 while the backend asks for extra time); then `options.repeats` timed runs, each as reset, flush, timed work, and
 /// `after_timed_run(index)` if given. Returns every timed run's time in order.
 std::vector<double> timed_runs(TimingBackend& backend, const std::function<void()>& work,
                                const TimingOptions& options, const std::function<void()>& reset = {},

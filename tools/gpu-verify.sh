@@ -50,3 +50,5 @@ for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
   printf '%s\n' "$log" | grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT)' | head
 done
 grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" /tmp/verify-solution/meson-logs/testlog-*.txt 2>/dev/null | sort | uniq -c | head -20
+# One file for the results (the JSON files the docs' plots read).
+tar -C "$out" -cf "$out/results.tar" results && rm -rf "$out/results"

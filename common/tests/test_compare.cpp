@@ -4,9 +4,13 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -88,4 +92,69 @@ TEST_CASE("per-element bounds: each element against its own bound") {
     CHECK(cl::compare_within(expected, bound, none).nothing_written());
     CHECK_THROWS_AS(cl::compare_within(expected, std::vector<double>{1.0}, std::vector<float>(3, 10.0F)),
                     std::invalid_argument);
+}
+
+namespace {
+
+// Dot products of k uniform terms in [-1, 1], in double, and the same in float (sequential
+// fused multiply-adds) or from inputs rounded to TF32 (10 explicit mantissa bits, to nearest).
+float to_tf32(float x) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits = (bits + 0x1000U) & 0xFFFFE000U;
+    std::memcpy(&x, &bits, sizeof bits);
+    return x;
+}
+
+struct DotProducts {
+    std::vector<double> exact;
+    std::vector<float> fp32;
+    std::vector<float> tf32;
+};
+
+DotProducts dot_products(int count, int k) {
+    std::mt19937_64 engine(12345);
+    std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
+    DotProducts out;
+    for (int e = 0; e < count; ++e) {
+        double exact = 0.0;
+        float fp32 = 0.0F;
+        float tf32 = 0.0F;
+        for (int i = 0; i < k; ++i) {
+            const float a = uniform(engine);
+            const float b = uniform(engine);
+            exact += static_cast<double>(a) * b;
+            fp32 = std::fma(a, b, fp32);
+            tf32 = std::fma(to_tf32(a), to_tf32(b), tf32);
+        }
+        out.exact.push_back(exact);
+        out.fp32.push_back(fp32);
+        out.tf32.push_back(tf32);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("compare_rms tells FP32 dot products from TF32 ones at a bound that grows with sqrt(k)") {
+    for (const int k : {256, 4096}) {
+        const DotProducts dots = dot_products(500, k);
+        const double allowed = 3.0 * std::sqrt(static_cast<double>(k)) * 0x1.0p-24;
+        CHECK(cl::compare_rms(dots.exact, dots.fp32, allowed).ok());
+        const cl::Comparison tf32 = cl::compare_rms(dots.exact, dots.tf32, allowed, "for k elements");
+        CHECK_FALSE(tf32.ok());
+        CHECK(tf32.mismatches > 0);
+        CHECK(tf32.describe().find("relative RMS error") != std::string::npos);
+    }
+}
+
+TEST_CASE("compare_rms fails NaN, unwritten elements and a size mismatch") {
+    const std::vector<double> expected{1.0, 2.0, 3.0};
+    CHECK(cl::compare_rms(expected, std::vector<float>{1.0F, 2.0F, 3.0F}, 1e-6).ok());
+    CHECK_FALSE(cl::compare_rms(expected, std::vector<float>{1.0F, std::numeric_limits<float>::quiet_NaN(), 3.0F}, 1.0)
+                    .ok());
+    const cl::Comparison unwritten = cl::compare_rms(expected, std::vector<float>{1.0F, poisoned_float(), 3.0F}, 1.0);
+    CHECK_FALSE(unwritten.ok());
+    CHECK(unwritten.unwritten == 1);
+    CHECK_FALSE(cl::compare_rms(expected, std::vector<float>{1.0F, 2.0F}, 1.0).ok());
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Lab 01, matrix addition: the interface between the harness (g++) and the kernels (nvcc).
-// Host-only: no CUDA syntax here.
+// Host-only: no CUDA syntax here (cudaError_t is a plain enum of the runtime's C API).
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <array>
 
 namespace matadd {
 
-/// Every step computes c = a + b for `rows` x `cols` row-major float matrices that are
+/// Steps 1 to 4 compute c = a + b for `rows` x `cols` row-major float matrices that are
 /// already in device memory. A launcher enqueues its kernel on the default stream and
 /// returns without waiting; it throws cl::CudaError if the launch is rejected.
 using Launcher = void (*)(const float* a, const float* b, float* c, int rows, int cols);
@@ -15,6 +17,8 @@ using Launcher = void (*)(const float* a, const float* b, float* c, int rows, in
 void add_1d_grid(const float* a, const float* b, float* c, int rows, int cols);
 void add_2d_grid(const float* a, const float* b, float* c, int rows, int cols);
 void add_2d_grid_swapped(const float* a, const float* b, float* c, int rows, int cols);
+/// Views a, b and c as float4 (16 bytes): all three must be 16-byte aligned, as cudaMalloc's
+/// memory is (256 bytes); throws std::invalid_argument otherwise.
 void add_grid_stride_vectorized(const float* a, const float* b, float* c, int rows, int cols);
 
 struct Step {
@@ -24,12 +28,33 @@ struct Step {
     Launcher launch;
 };
 
-/// Step 0, the CPU reference, lives in the harness.
+/// Step 0, the CPU reference, lives in the harness. Every one of these steps indexes with
+/// std::size_t, so each is also checked above 2^31 elements where the GPU has the memory.
 inline constexpr std::array<Step, 4> kSteps{{
     {"1", "one thread per element, 1-D grid", 1, add_1d_grid},
     {"2", "2-D grid of 16x16 blocks", 2, add_2d_grid},
     {"3", "2-D grid, x and y swapped", 3, add_2d_grid_swapped},
     {"4", "grid-stride loop, float4 loads", 4, add_grid_stride_vectorized},
 }};
+
+/// Step 5, the host side, written by you: c = a + b where a, b and c are HOST arrays of
+/// rows * cols floats. Allocates device memory, copies a and b in, launches the step-1 kernel
+/// with `threads_per_block` threads per block, times the kernel alone with CUDA events into
+/// `*kernel_ms`, copies c back and frees what it allocated. Returns cudaSuccess, or the first
+/// error (a launch error included) after freeing everything; it never exits the program.
+cudaError_t add_matrices(const float* a, const float* b, float* c, int rows, int cols, int threads_per_block,
+                         float* kernel_ms);
+
+using HostCode = cudaError_t (*)(const float* a, const float* b, float* c, int rows, int cols,
+                                 int threads_per_block, float* kernel_ms);
+
+struct HostStep {
+    const char* id;
+    const char* name;
+    int section;
+    HostCode run;
+};
+
+inline constexpr HostStep kHostStep{"5", "host code: allocate, copy, launch, time, free", 5, add_matrices};
 
 }  // namespace matadd

@@ -7,6 +7,8 @@
 #include "launch.cuh"
 
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 
 namespace matadd {
 namespace {
@@ -16,6 +18,8 @@ constexpr int kBlockSide = 16;  // 16 x 16 = 256 threads, the lecture's dim3(16,
 constexpr int kThreadsGridStride = 256;
 
 std::size_t element_count(int rows, int cols) { return static_cast<std::size_t>(rows) * cols; }
+
+bool aligned_16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
 
@@ -40,6 +44,10 @@ void add_2d_grid_swapped(const float* a, const float* b, float* c, int rows, int
 }
 
 void add_grid_stride_vectorized(const float* a, const float* b, float* c, int rows, int cols) {
+    // A float4 access at an address that is not a multiple of 16 is a misaligned-address error.
+    if (!aligned_16(a) || !aligned_16(b) || !aligned_16(c)) {
+        throw std::invalid_argument("add_grid_stride_vectorized: float4 access needs 16-byte aligned pointers");
+    }
     // Enough blocks to fill every SM once, never more than the float4s need.
     const std::size_t count = element_count(rows, cols);
     const unsigned int grid = cl::grid_stride_blocks(add_grid_stride_vectorized_kernel, kThreadsGridStride,

@@ -114,4 +114,15 @@ constexpr float pattern_value(std::size_t index, std::uint32_t key) {
 /// data[i] = pattern_value(i, key) for every i < count (device memory, default stream).
 void fill_pattern(float* data, std::size_t count, std::uint32_t key);
 
+/// What check_pattern found: how many elements are wrong, and the lowest wrong index.
+struct PatternCheck {
+    std::size_t wrong = 0;
+    std::size_t first_wrong = 0;
+};
+
+/// Checks on the device, without copying `out` back, that out[i] == pattern_value(first + i *
+/// stride, key) for every i < count. Waits for the device; throws cl::CudaError on a CUDA error.
+PatternCheck check_pattern(const float* out, std::size_t count, std::size_t first, std::size_t stride,
+                           std::uint32_t key);
+
 }  // namespace coalescing

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Lab 02 harness: every step on awkward sizes (the copies exact, the particles within 1e-6 of a
 // double-precision reference), then the step table and the offset and stride sweeps, all against
-// the device-to-device copy roof measured in the same run.
+// the device-to-device copy roof measured first in the same run. Every timed run starts from a
+// poisoned output, and one per step runs on a second input set.
 #include "coalescing.hpp"
 
 #include "buffers.hpp"
@@ -38,8 +39,8 @@ cl::StepInfo info(const coalescing::Step<Launcher>& step) {
 }
 
 template <class T>
-cl::DeviceBuffer<T> to_device(const std::vector<T>& host) {
-    return cl::DeviceBuffer<T>(std::span<const T>(host));
+cl::DeviceBuffer<T> to_device(const std::vector<T>& host, std::string name) {
+    return cl::DeviceBuffer<T>(std::span<const T>(host), std::move(name));
 }
 
 // Copies must be bit-exact. A byte compare settles the usual case quickly (the perf outputs are
@@ -106,10 +107,11 @@ std::vector<float> random_floats(std::size_t count, const std::string& stream) {
 }
 
 cl::Comparison run_offset_case(const CopyCase& c) {
-    // Exactly count + offset floats: a read past the end is a memcheck error, not a quiet pass.
+    // Exactly count + offset floats. A read past the end gets the guard band's pattern, which the
+    // exact comparison rejects; under memcheck (guard bands off) it is an out-of-bounds read.
     const std::vector<float> host_in = random_floats(c.count + c.shift, fmt::format("step 1 {} {}", c.count, c.shift));
-    const cl::DeviceBuffer<float> in = to_device(host_in);
-    cl::DeviceBuffer<float> out(c.count);
+    const cl::DeviceBuffer<float> in = to_device(host_in, "in");
+    cl::DeviceBuffer<float> out(c.count, "out");
     out.poison();
     kSteps.offset.launch(in.data(), out.data(), c.count, c.shift);
     const std::vector<float> got = out.to_host();
@@ -122,8 +124,8 @@ cl::Comparison run_stride_case(const CopyCase& c) {
     const std::vector<float> host_in = random_floats(c.count * stride, fmt::format("step 2 {} {}", c.count, c.shift));
     std::vector<float> expected(c.count);
     for (std::size_t i = 0; i < c.count; ++i) expected[i] = host_in[i * stride];
-    const cl::DeviceBuffer<float> in = to_device(host_in);
-    cl::DeviceBuffer<float> out(c.count);
+    const cl::DeviceBuffer<float> in = to_device(host_in, "in");
+    cl::DeviceBuffer<float> out(c.count, "out");
     out.poison();
     kSteps.stride.launch(in.data(), out.data(), c.count, c.shift);
     const std::vector<float> got = out.to_host();
@@ -132,8 +134,10 @@ cl::Comparison run_stride_case(const CopyCase& c) {
 
 cl::Comparison run_vectorized_case(std::size_t count) {
     const std::vector<float> host_in = random_floats(count, fmt::format("step 5 {}", count));
-    const cl::DeviceBuffer<float> in = to_device(host_in);
-    cl::DeviceBuffer<float> out(count);  // exactly count floats: a float4 written past the end is caught
+    const cl::DeviceBuffer<float> in = to_device(host_in, "in");
+    // Exactly count floats. The comparison reads only those, so a float4 tail written past the end
+    // would pass it; the guard band after `out` is what fails such a step ("wrote past the end of out").
+    cl::DeviceBuffer<float> out(count, "out");
     out.poison();
     kSteps.vectorized.launch(in.data(), out.data(), count);
     const std::vector<float> got = out.to_host();
@@ -142,19 +146,20 @@ cl::Comparison run_vectorized_case(std::size_t count) {
 
 // --------------------------------------------------------------------------- the particles
 
+// The particles and two time steps: input set 0 uses dt[0], set 1 (one timed run, so that a step
+// that replays an earlier result is caught) dt[1].
 struct ParticleSet {
     std::vector<Particle> particles;
-    float dt = 0.0F;
-    std::vector<double> expected;  // x, y, z of each particle's next position, particle after particle
+    float dt[2] = {0.0F, 0.0F};
+    std::vector<double> expected[2];  // x, y, z of each particle's next position, particle after particle
 };
 
 ParticleSet make_particles(std::size_t count, const std::string& stream) {
     cl::Rng rng(stream);
     ParticleSet set;
-    set.dt = rng.uniform(1e-3F, 2e-3F);
+    set.dt[0] = rng.uniform(1e-3F, 2e-3F);
+    set.dt[1] = rng.uniform(-2e-3F, -1e-3F);  // backwards: every position changes the other way
     set.particles.resize(count);
-    set.expected.resize(3 * count);
-    const double dt = set.dt;
     for (std::size_t i = 0; i < count; ++i) {
         Particle& p = set.particles[i];
         // Positions in 1..100 and |velocity * dt| <= 0.02: no new position comes near 0, where a
@@ -167,26 +172,35 @@ ParticleSet make_particles(std::size_t count, const std::string& stream) {
         p.vz = rng.uniform(-10.0F, 10.0F);
         p.mass = rng.uniform(0.1F, 10.0F);
         p.charge = rng.uniform(-1.0F, 1.0F);
-        set.expected[3 * i + 0] = double(p.x) + double(p.vx) * dt;
-        set.expected[3 * i + 1] = double(p.y) + double(p.vy) * dt;
-        set.expected[3 * i + 2] = double(p.z) + double(p.vz) * dt;
+    }
+    for (int k = 0; k < 2; ++k) {
+        const double dt = set.dt[k];
+        set.expected[k].resize(3 * count);
+        for (std::size_t i = 0; i < count; ++i) {
+            const Particle& p = set.particles[i];
+            set.expected[k][3 * i + 0] = double(p.x) + double(p.vx) * dt;
+            set.expected[k][3 * i + 1] = double(p.y) + double(p.vy) * dt;
+            set.expected[k][3 * i + 2] = double(p.z) + double(p.vz) * dt;
+        }
     }
     return set;
 }
 
-cl::Comparison compare_positions(const ParticleSet& set, const std::vector<float>& got) {
+cl::Comparison compare_positions(const ParticleSet& set, int k, const std::vector<float>& got) {
     // The float result is the exact one rounded once or twice (product and sum, or one fused
     // multiply-add): with these inputs within 1.1 * 2^-24 of it, relatively. A wrong field, a
     // missing dt or a missing update is off by far more than 1e-6.
-    return cl::compare(set.expected, got, {.absolute = 0.0, .relative = 1e-6},
-                       fmt::format("for {} particles (element 3 * particle + axis)", set.particles.size()));
+    return cl::compare(set.expected[k], got, {.absolute = 0.0, .relative = 1e-6},
+                       fmt::format("for {} particles, dt = {} (element 3 * particle + axis)", set.particles.size(),
+                                   set.dt[k]));
 }
 
 struct AosOnDevice {
     cl::DeviceBuffer<Particle> particles;
     cl::DeviceBuffer<Position> next;
 
-    explicit AosOnDevice(const ParticleSet& set) : particles(to_device(set.particles)), next(set.particles.size()) {}
+    explicit AosOnDevice(const ParticleSet& set)
+        : particles(to_device(set.particles, "particles")), next(set.particles.size(), "next") {}
     void poison() { next.poison(); }
     void launch(float dt) { kSteps.aos.launch(particles.data(), next.data(), next.size(), dt); }
     std::vector<float> result() const {
@@ -208,22 +222,22 @@ struct SoaOnDevice {
 
     explicit SoaOnDevice(const ParticleSet& set)
         : count(set.particles.size()),
-          x(field(set, &Particle::x)),
-          y(field(set, &Particle::y)),
-          z(field(set, &Particle::z)),
-          vx(field(set, &Particle::vx)),
-          vy(field(set, &Particle::vy)),
-          vz(field(set, &Particle::vz)),
-          mass(field(set, &Particle::mass)),
-          charge(field(set, &Particle::charge)),
-          next_x(count),
-          next_y(count),
-          next_z(count) {}
+          x(field(set, &Particle::x, "x")),
+          y(field(set, &Particle::y, "y")),
+          z(field(set, &Particle::z, "z")),
+          vx(field(set, &Particle::vx, "vx")),
+          vy(field(set, &Particle::vy, "vy")),
+          vz(field(set, &Particle::vz, "vz")),
+          mass(field(set, &Particle::mass, "mass")),
+          charge(field(set, &Particle::charge, "charge")),
+          next_x(count, "next.x"),
+          next_y(count, "next.y"),
+          next_z(count, "next.z") {}
 
-    static cl::DeviceBuffer<float> field(const ParticleSet& set, float Particle::*member) {
+    static cl::DeviceBuffer<float> field(const ParticleSet& set, float Particle::*member, const char* name) {
         std::vector<float> values(set.particles.size());
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = set.particles[i].*member;
-        return to_device(values);
+        return to_device(values, name);
     }
     void poison() {
         next_x.poison();
@@ -255,8 +269,8 @@ cl::Comparison run_particles(std::size_t count) {
     const ParticleSet set = make_particles(count, fmt::format("particles {}", count));
     Layout layout(set);
     layout.poison();
-    layout.launch(set.dt);
-    return compare_positions(set, layout.result());
+    layout.launch(set.dt[0]);
+    return compare_positions(set, 0, layout.result());
 }
 
 // ------------------------------------------------------------------------------------ perf
@@ -265,6 +279,8 @@ constexpr std::size_t kPerfCopyCount = std::size_t{1} << 25;  // 128 MiB out; th
 constexpr std::size_t kPerfParticles = std::size_t{1} << 23;  // 256 MiB as structures
 constexpr int kTableOffset = 1;
 constexpr int kTableStride = 8;  // a particle is 8 floats: each of step 3's field loads has this stride
+// The 65 sweep rows run after the table, with the GPU's clocks up: a shorter warm-up each.
+constexpr cl::TimingOptions kSweepTiming{.warmup = 2, .warmup_ms = 5.0};
 
 // 2^25 floats, halved while the stride sweep's input and the rest need more than half the GPU's memory.
 std::size_t perf_copy_count() {
@@ -274,51 +290,58 @@ std::size_t perf_copy_count() {
     return count;
 }
 
-// The perf copies: one input of count * kMaxStride pattern floats, filled on the device (every
-// copy reads a part of it), one output, and a pinned host buffer reused from one check to the next.
+// Where input set 1 starts in the perf input: 1024 floats (4 KiB) on, so that every alignment the
+// offsets and the float4 loads depend on is the same as for set 0, but every value differs.
+constexpr std::size_t kSecondSetShift = 1024;
+
+// The perf copies: one input of count * kMaxStride (+ kSecondSetShift) pattern floats, filled on
+// the device (every copy reads a part of it), one output, and a pinned host buffer reused from one
+// check to the next.
 class CopyBench {
 public:
     explicit CopyBench(std::size_t count)
         : count_(count),
           key_(static_cast<std::uint32_t>(cl::Rng("perf pattern key").uniform_int(0, 0xFFFFFFFF))),
-          input_(count * kMaxStride),
-          output_(count),
+          input_(count * kMaxStride + kSecondSetShift, "in"),
+          output_(count, "out"),
           got_(count) {
         coalescing::fill_pattern(input_.data(), input_.size(), key_);
     }
 
     std::size_t count() const { return count_; }
-    const float* in() const { return input_.data(); }
     float* out() { return output_.data(); }
 
-    /// Times `launch`, which must copy in[first + i * stride] to out[i], and checks the output of the timed runs.
-    cl::PerfRecord time(const cl::StepInfo& step, const std::function<void()>& launch, std::size_t first,
-                        std::size_t stride, const cl::PerfTable& table, std::string variant) {
-        output_.poison();
+    /// Times `launch(in)`, which must copy in[first + i * stride] to out[i], re-poisoning the output
+    /// before every run, and checks the output of a timed run on input set 1 and of the last one.
+    cl::PerfRecord time(const cl::StepInfo& step, const std::function<void(const float* in)>& launch,
+                        std::size_t first, std::size_t stride, const cl::PerfTable& table, std::string variant,
+                        const cl::TimingOptions& options = {}) {
         // Counted: what the copy needs, one read and one write of 4 bytes per output float. A
         // strided read fetches whole 32-byte sectors; the rest of each sector is not counted.
         const double bytes = 2.0 * static_cast<double>(count_) * sizeof(float);
-        return cl::time_step(
-            step, launch, [&] { return verify(first, stride); }, bytes, table, "GB/s", {}, std::move(variant));
+        const cl::TimedStep timed{
+            .reset = [&] { output_.poison(); },
+            .run = [&] { launch(input_.data() + shift_); },
+            .verify = [&] { return verify(shift_ + first, stride); },
+            .use_inputs = [&](int set) { shift_ = set == 0 ? 0 : kSecondSetShift; },
+        };
+        return cl::time_step(step, timed, bytes, table, "GB/s", options, std::move(variant));
     }
 
 private:
-    // 67 perf copies of 2^25 floats are checked in full; a pinned download and one counting pass
-    // keep that well under a second. The detailed report is built only when something is wrong.
+    // 67 perf copies of 2^25 floats are checked in full, two or three times each: on the device
+    // (the given check_pattern), in a fraction of a millisecond. The detailed report, from a
+    // pinned download, is built only when something is wrong.
     cl::Comparison verify(std::size_t first, std::size_t stride) {
-        output_.download(got_.span());
-        const float* got = got_.data();
-        std::size_t wrong = 0;
-        for (std::size_t i = 0; i < count_; ++i) {
-            wrong += got[i] != coalescing::pattern_value(first + i * stride, key_) ? 1 : 0;
-        }
         std::string context = fmt::format("for {} floats, in[{} + i * {}]", count_, first, stride);
-        if (wrong == 0) {
+        if (coalescing::check_pattern(output_.data(), count_, first, stride, key_).wrong == 0) {
             cl::Comparison same;
             same.count = count_;
             same.context = std::move(context);
             return same;
         }
+        output_.download(got_.span());
+        const float* got = got_.data();
         std::vector<float> expected(count_);
         for (std::size_t i = 0; i < count_; ++i) expected[i] = coalescing::pattern_value(first + i * stride, key_);
         return cl::compare(std::span<const float>(expected), std::span<const float>(got, count_),
@@ -327,6 +350,7 @@ private:
 
     std::size_t count_;
     std::uint32_t key_;
+    std::size_t shift_ = 0;  // 0 for input set 0, kSecondSetShift for set 1
     cl::DeviceBuffer<float> input_;
     cl::DeviceBuffer<float> output_;
     cl::PinnedBuffer<float> got_;
@@ -394,8 +418,8 @@ TEST_CASE("02-coalescing correctness" * doctest::test_suite("correctness")) {
 }
 
 TEST_CASE("02-coalescing performance" * doctest::test_suite("perf")) {
+    const cl::Roof roof = cl::memcpy_roof();  // first: nothing of ours in the caches or the allocator yet
     const std::size_t count = perf_copy_count();
-    const cl::Roof roof = cl::memcpy_roof();
     cl::PerfTable table = cl::make_table(
         fmt::format("copies of {} floats ({} MiB out), {} particles ({} MiB as structures)", count,
                     count * sizeof(float) >> 20, kPerfParticles, kPerfParticles * sizeof(Particle) >> 20),
@@ -409,40 +433,46 @@ TEST_CASE("02-coalescing performance" * doctest::test_suite("perf")) {
     CopyBench copies(count);
     const std::string offset_case = fmt::format("offset {}", kTableOffset);
     const cl::PerfRecord offset = copies.time(
-        info(kSteps.offset), [&] { kSteps.offset.launch(copies.in(), copies.out(), count, kTableOffset); },
+        info(kSteps.offset), [&](const float* in) { kSteps.offset.launch(in, copies.out(), count, kTableOffset); },
         kTableOffset, 1, table, offset_case);
     add_row(info(kSteps.offset), offset, {offset_case, "8 B/float"});
 
     const std::string stride_case = fmt::format("stride {}", kTableStride);
     const cl::PerfRecord stride = copies.time(
-        info(kSteps.stride), [&] { kSteps.stride.launch(copies.in(), copies.out(), count, kTableStride); }, 0,
-        kTableStride, table, stride_case);
+        info(kSteps.stride), [&](const float* in) { kSteps.stride.launch(in, copies.out(), count, kTableStride); },
+        0, kTableStride, table, stride_case);
     add_row(info(kSteps.stride), stride, {stride_case, "8 B/float"});
 
     {
         const ParticleSet set = make_particles(kPerfParticles, "perf particles");
         // Counted: what the update needs, position and velocity read (24 B), position written (12 B).
         const double bytes = 36.0 * static_cast<double>(kPerfParticles);
+        int k = 0;  // the input set: which of the two time steps
+        const auto use_inputs = [&](int set_index) { k = set_index; };
         AosOnDevice aos(set);
-        aos.poison();
-        add_row(info(kSteps.aos),
-                cl::time_step(
-                    info(kSteps.aos), [&] { aos.launch(set.dt); },
-                    [&] { return compare_positions(set, aos.result()); }, bytes, table, "GB/s"),
+        const cl::TimedStep aos_timed{
+            .reset = [&] { aos.poison(); },
+            .run = [&] { aos.launch(set.dt[k]); },
+            .verify = [&] { return compare_positions(set, k, aos.result()); },
+            .use_inputs = use_inputs,
+        };
+        add_row(info(kSteps.aos), cl::time_step(info(kSteps.aos), aos_timed, bytes, table, "GB/s"),
                 {"AOS, 32 B each", "36 B/particle"});
         SoaOnDevice soa(set);
-        soa.poison();
-        add_row(info(kSteps.soa),
-                cl::time_step(
-                    info(kSteps.soa), [&] { soa.launch(set.dt); },
-                    [&] { return compare_positions(set, soa.result()); }, bytes, table, "GB/s"),
+        const cl::TimedStep soa_timed{
+            .reset = [&] { soa.poison(); },
+            .run = [&] { soa.launch(set.dt[k]); },
+            .verify = [&] { return compare_positions(set, k, soa.result()); },
+            .use_inputs = use_inputs,
+        };
+        add_row(info(kSteps.soa), cl::time_step(info(kSteps.soa), soa_timed, bytes, table, "GB/s"),
                 {"SOA, 8 arrays", "36 B/particle"});
     }
 
     add_row(info(kSteps.vectorized),
             copies.time(
-                info(kSteps.vectorized), [&] { kSteps.vectorized.launch(copies.in(), copies.out(), count); }, 0, 1,
-                table, "float4"),
+                info(kSteps.vectorized), [&](const float* in) { kSteps.vectorized.launch(in, copies.out(), count); },
+                0, 1, table, "float4"),
             {"float4", "8 B/float"});
     table.print();
 
@@ -451,8 +481,9 @@ TEST_CASE("02-coalescing performance" * doctest::test_suite("perf")) {
         std::vector<SweepRow> rows;
         for (int k = 0; k <= kMaxOffset; ++k) {
             rows.push_back({k, copies.time(
-                                   info(kSteps.offset), [&] { kSteps.offset.launch(copies.in(), copies.out(), count, k); },
-                                   static_cast<std::size_t>(k), 1, table, fmt::format("offset {}", k))});
+                                   info(kSteps.offset),
+                                   [&](const float* in) { kSteps.offset.launch(in, copies.out(), count, k); },
+                                   static_cast<std::size_t>(k), 1, table, fmt::format("offset {}", k), kSweepTiming)});
             all_passed = all_passed && rows.back().record.verdict.passed();
         }
         print_sweep(fmt::format("step 1 sweep: out[i] = in[i + offset], {} floats", count), "offset", rows, roof);
@@ -463,8 +494,9 @@ TEST_CASE("02-coalescing performance" * doctest::test_suite("perf")) {
         std::vector<SweepRow> rows;
         for (int s = 1; s <= kMaxStride; ++s) {
             rows.push_back({s, copies.time(
-                                   info(kSteps.stride), [&] { kSteps.stride.launch(copies.in(), copies.out(), count, s); },
-                                   0, static_cast<std::size_t>(s), table, fmt::format("stride {}", s))});
+                                   info(kSteps.stride),
+                                   [&](const float* in) { kSteps.stride.launch(in, copies.out(), count, s); }, 0,
+                                   static_cast<std::size_t>(s), table, fmt::format("stride {}", s), kSweepTiming)});
             all_passed = all_passed && rows.back().record.verdict.passed();
         }
         print_sweep(fmt::format("step 2 sweep: out[i] = in[i * stride], {} floats", count), "stride", rows, roof);

@@ -60,7 +60,8 @@ __global__ void __launch_bounds__(kTile * kTile) tiled_unrolled_kernel(const flo
 // Fixes: each thread computes kTm x kTn outputs from kTm + kTn values held in registers,
 // so per k it does kTm * kTn multiply-adds for (kTm + kTn) / 4 float4 shared loads.
 template <int kBm, int kBn, int kBk, int kTm, int kTn>
-__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads)
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
+                                  Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
     register_tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
     // TODO(step 4): a kBm x kBn tile of c per block, kTm x kTn outputs per thread
     // (using T = Tiling<kBm, kBn, kBk, kTm, kTn>; for the derived sizes).
@@ -75,21 +76,24 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads)
     // - finally store the outputs that lie inside c. Lab sheet: README.md, section 4.
 }
 
-// Slow before: four times as many load instructions as needed to fill the tiles, and each
-// thread waits for its loads right before the barrier, with nothing else to do.
-// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte
-// aligned), staged in registers: the next slice's loads are issued before this slice's
-// multiply-adds, so their latency hides behind the arithmetic.
+// Slow before: four times as many load instructions as needed to fill the tiles; each thread
+// waits for its loads right before a barrier, with nothing else to do; and two barriers per slice.
+// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte aligned),
+// staged in registers and issued a slice ahead, so their latency hides behind the arithmetic;
+// and two shared-memory buffers, so that one barrier per slice separates writes from reads.
 template <int kBm, int kBn, int kBk, int kTm, int kTn>
-__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads)
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
+                                  Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
     register_tiled_float4_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
-    // TODO(step 5): step 4 with 16-byte loads, staged in registers one k slice ahead.
+    // TODO(step 5): step 4 with 16-byte loads, staged in registers one slice ahead, and two
+    // shared-memory buffers of each tile.
     // - rows of a (of b) are 16-byte aligned when k % 4 == 0 (n % 4 == 0) and the pointer is
     //   aligned: then load four consecutive floats of a row with one float4; at the matrix's
     //   edges, or when not aligned, load them one by one (0 outside), as in step 4;
-    // - a thread holds its float4 of the next slice in registers: store the current ones
-    //   into the tiles (a transposed: four scalar stores; b: one float4 store), barrier, issue
-    //   the next slice's loads, multiply, barrier;
+    // - a_tile[2][kBk][T::kAStride] and b_tile[2][kBk][kBn]: load slice 0 into registers,
+    //   store it into buffer 0 (a transposed: four scalar stores; b: one float4 store), barrier;
+    //   then per slice: issue the next slice's loads, multiply the current buffer, store the
+    //   registers into the other buffer, ONE barrier, swap the buffers;
     // - keep step 4's layout, inner product and stores (factor them into __device__ helpers).
     // Lab sheet: README.md, section 5.
 }

@@ -50,7 +50,7 @@ inline constexpr std::array<Step, 5> kSteps{{
     {"2", "shared-memory tiles 32x32", 2, tiled_32, tiled_32_resources},
     {"3", "32x32, compile-time tile, unrolled", 3, tiled_unrolled, tiled_unrolled_resources},
     {"4", "register tiling, 8x8 outputs per thread", 4, register_tiled, register_tiled_resources},
-    {"5", "register tiling + float4 tile loads", 5, register_tiled_float4, register_tiled_float4_resources},
+    {"5", "float4 loads a slice ahead, 2 buffers", 5, register_tiled_float4, register_tiled_float4_resources},
 }};
 
 }  // namespace matmul_tiled

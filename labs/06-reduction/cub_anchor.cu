@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Lab 06: the roof. CUB's device-wide sum, the library code the last step is measured against.
-// Not a student file: it is compiled into the lab's library next to reduction.cu.
+// Lab 06: the baseline. CUB's device-wide sum, the library code the last step is compared with
+// (the roof is the read bandwidth the harness measures). Not a student file: it is compiled into
+// the lab's library next to reduction.cu.
 #include "reduction.hpp"
 
 #include "cuda_check.hpp"

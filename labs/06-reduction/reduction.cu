@@ -39,7 +39,8 @@ __global__ void reduce_interleaved_strided_kernel(const int* in, std::size_t cou
     // step 1, but by threads 0, 1, 2... instead of 0, 2s, 4s... Lab sheet: README.md, section 2.
 }
 
-// Slow before: at level s a warp touches words 2s apart: up to 16 threads in one bank.
+// Slow before: at level s the lanes of a warp touch words 2s apart: gcd(2s, 32) of them share a
+// bank, at most blockDim.x / 32 (an 8-way conflict at 256 threads per block, 32-way at 1024).
 // Fixes: the active threads add the upper half onto the lower half, so a warp reads and
 // writes 32 consecutive words: 32 different banks, one pass each.
 template <int kThreads>
@@ -80,9 +81,10 @@ __device__ int sum_last_warp(int* partial, unsigned int tid) {
 // Fixes: once 64 values are left, one warp finishes alone with __syncwarp() only.
 template <int kThreads>
 __global__ void reduce_unroll_last_warp_kernel(const int* in, std::size_t count, int* out) {
-    // TODO(step 5): as step 4, but stop the __syncthreads() loop while s > 32 (64 values are
-    // then left in partial[0, 64)); then threads tid < 32 call sum_last_warp<kThreads> (write
-    // it first, above) and thread 0 writes what it returns. Lab sheet: README.md, section 5.
+    // TODO(step 5): as step 4, but run the __syncthreads() loop only down to s = 64 (loop while
+    // s > 32): it leaves the block's 64 partial sums in partial[0, 64). Then threads tid < 32 call
+    // sum_last_warp<kThreads> (write it first, above) and thread 0 writes what it returns.
+    // Lab sheet: README.md, section 5.
 }
 
 // Slow before: the loop over blockDim.x: a counter, a compare and a branch per level, since
@@ -127,14 +129,16 @@ constexpr int kVectorsPerThread = 4;  // int4 loads in flight per thread and til
 // memory only to pass one value per warp, and one __syncthreads() in all.
 template <int kThreads>
 __global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t count, int* out) {
-    // TODO(step 8): view in as const int4*. Let vectors = count / 4 and tiles of kThreads *
-    // kVectorsPerThread int4 each. For tile = blockIdx.x, += gridDim.x, over the whole tiles:
-    // load the kVectorsPerThread int4 at tile * tile_size + k * kThreads + tid into an array
-    // first, then add their 16 ints to sum. Then, grid-stride, the int4 left after the last
-    // whole tile, and the count % 4 ints after the last int4. Then sum = warp_sum(sum) (write
-    // it first, above); lane 0 of each warp stores its sum in __shared__ int warp_sums[kThreads
-    // / 32]; __syncthreads(); warp 0 sums those with warp_sum again and lane 0 writes
-    // out[blockIdx.x]. Lab sheet: README.md, section 8.
+    // TODO(step 8): view in as const int4* (the launcher checked that it is 16-byte aligned).
+    // Let vectors = count / 4 and tiles of kThreads * kVectorsPerThread int4 each. For tile =
+    // blockIdx.x, += gridDim.x, over the whole tiles: load the kVectorsPerThread int4 at
+    // tile * tile_size + k * kThreads + tid into an array first, then add their 16 ints to sum.
+    // Then, grid-stride, the int4 left after the last whole tile, and the count % 4 ints after
+    // the last int4. Then sum = warp_sum(sum) (write it first, above); lane 0 of each warp
+    // stores its sum in __shared__ int warp_sums[kThreads / 32]; __syncthreads(); warp 0 sums
+    // those with warp_sum again, every lane taking part: lane l brings warp_sums[l] if
+    // l < kThreads / 32, and 0 otherwise (at 64 threads there are only two warp sums). Lane 0
+    // writes out[blockIdx.x]. Lab sheet: README.md, section 8.
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ void reduce_first_add_during_load(const int* in, std::size_t count, int* out, in
 void reduce_unroll_last_warp(const int* in, std::size_t count, int* out, int threads_per_block, Workspace workspace);
 void reduce_complete_unroll(const int* in, std::size_t count, int* out, int threads_per_block, Workspace workspace);
 void reduce_grid_stride(const int* in, std::size_t count, int* out, int threads_per_block, Workspace workspace);
+/// Reads its input as int4 (16 bytes): `in` and `workspace.data` must be 16-byte aligned, as
+/// cudaMalloc's memory is (256 bytes); throws std::invalid_argument otherwise.
 void reduce_shuffle_vectorized(const int* in, std::size_t count, int* out, int threads_per_block,
                                Workspace workspace);
 
@@ -58,8 +60,9 @@ inline constexpr std::array<Step, 8> kSteps{{
     {"8", "warp shuffles + int4 loads", 8, reduce_shuffle_vectorized},
 }};
 
-/// The roof, from cub_anchor.cu (not yours to edit): CUB's cub::DeviceReduce::Sum on the
-/// same input. It needs `cub_workspace_bytes(count)` bytes of device memory of its own.
+/// The baseline, from cub_anchor.cu (not yours to edit): CUB's cub::DeviceReduce::Sum on the
+/// same input, the library code step 8 is compared with (the roof is the GPU's measured read
+/// bandwidth). It needs `cub_workspace_bytes(count)` bytes of device memory of its own.
 std::size_t cub_workspace_bytes(std::size_t count);
 void cub_sum(const int* in, std::size_t count, int* out, void* workspace, std::size_t workspace_bytes);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 
 namespace reduction {
@@ -28,6 +29,8 @@ static_assert(kThreadsPerBlock.front() >= static_cast<int>(2 * kWarpSize),
               "steps 5 to 7 hand the last 64 values to one warp: keep every block size at 64 threads or more");
 
 std::size_t ceil_div(std::size_t n, std::size_t d) { return (n + d - 1) / d; }
+
+bool aligned_16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 std::size_t round_up(std::size_t n, std::size_t multiple) { return ceil_div(n, multiple) * multiple; }
 
 // The workspace holds two regions; the partial sums go back and forth between them.
@@ -173,6 +176,12 @@ void reduce_grid_stride(const int* in, std::size_t count, int* out, int threads_
 
 void reduce_shuffle_vectorized(const int* in, std::size_t count, int* out, int threads_per_block,
                                Workspace workspace) {
+    // Every pass reads its input as int4: `in`, then the workspace's regions (kRegionAlignment
+    // ints apart from its start). An int4 access at an address that is not a multiple of 16 is a
+    // misaligned-address error.
+    if (!aligned_16(in) || !aligned_16(workspace.data)) {
+        throw std::invalid_argument("reduce_shuffle_vectorized: int4 access needs 16-byte aligned input and workspace");
+    }
     with_block_size(threads_per_block, [&]<int kThreads>() {
         reduce_in_passes(
             in, count, out, workspace,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Lab 07 harness: every histogram step counted exactly against the CPU on random and on equal
 // bytes, the single-pass sum exactly against a 64-bit CPU sum (twice per size, so that a counter
-// left dirty by one launch breaks the next), then the perf tables against CUB.
+// left dirty by one launch breaks the next), then the perf tables against the GPU's read
+// bandwidth (measured first), with CUB's histogram and sum as baseline rows. Every timed run
+// starts from poisoned outputs, and one per step runs on a second input set.
 // The racy histogram is a lesson, not a test: its lost updates are printed, never checked.
 #include "atomics.hpp"
 
@@ -63,23 +65,39 @@ struct Case {
     Bytes kind;
 };
 
+// The second input set of the histograms (perf only: one timed run, so that a step that replays
+// an earlier result is caught): every byte XOR this, which moves each count to another bin.
+constexpr unsigned char kSecondSetMask = 0x5A;
+
 // The input on the device, the poisoned bins, and the exact counts from the CPU.
 struct HistogramProblem {
     Case input;
     cl::DeviceBuffer<unsigned char> data;
-    cl::DeviceBuffer<unsigned int> bins{atomics::kBins};
-    std::vector<std::uint64_t> expected = std::vector<std::uint64_t>(atomics::kBins, 0);
+    cl::DeviceBuffer<unsigned char> masked_data;  // the second input set, when asked for
+    cl::DeviceBuffer<unsigned int> bins{atomics::kBins, "bins"};
+    std::vector<std::uint64_t> expected[2] = {std::vector<std::uint64_t>(atomics::kBins, 0),
+                                              std::vector<std::uint64_t>(atomics::kBins, 0)};
+    int selected = 0;
 
-    explicit HistogramProblem(Case c) : input(c) {
-        const std::vector<unsigned char> host = make_bytes(c.count, c.kind);
-        data = cl::DeviceBuffer<unsigned char>(std::span<const unsigned char>(host));
-        for (const unsigned char byte : host) ++expected[byte];
+    explicit HistogramProblem(Case c, bool second_set = false) : input(c) {
+        std::vector<unsigned char> host = make_bytes(c.count, c.kind);
+        data = cl::DeviceBuffer<unsigned char>(std::span<const unsigned char>(host), "data");
+        for (const unsigned char byte : host) ++expected[0][byte];
+        if (second_set) {
+            for (unsigned char& byte : host) byte ^= kSecondSetMask;
+            masked_data = cl::DeviceBuffer<unsigned char>(std::span<const unsigned char>(host), "data (second input set)");
+            for (int bin = 0; bin < atomics::kBins; ++bin) expected[1][bin ^ kSecondSetMask] = expected[0][bin];
+        }
     }
-    std::string label() const { return fmt::format("(bin index) for {} {}", input.count, describe(input.kind)); }
+    const unsigned char* bytes() const { return selected == 0 ? data.data() : masked_data.data(); }
+    std::string label() const {
+        return fmt::format("(bin index) for {} {}{}", input.count, describe(input.kind),
+                           selected == 0 ? "" : fmt::format(", each XOR 0x{:02X}", kSecondSetMask));
+    }
 
     cl::Comparison compare() const {
         const std::vector<unsigned int> got = bins.to_host();
-        cl::Comparison comparison = cl::compare(expected, got, cl::Tolerance::exact(), label());
+        cl::Comparison comparison = cl::compare(expected[selected], got, cl::Tolerance::exact(), label());
         // The launchers zero the bins before the kernel (atomics add to what is there), so a
         // kernel that does nothing leaves zeros, not the poison. A histogram of one byte or more
         // is never all zero: all zeros mean "not implemented yet".
@@ -109,29 +127,38 @@ std::vector<int> make_ints(std::size_t count) {
     return values;
 }
 
+// The second input set (perf only) is the same ints negated: the sum is exactly -expected, and
+// every partial sum still fits (|value| <= high, and -high/2 <= value becomes value <= high/2).
 struct ReduceProblem {
     std::size_t count;
     cl::DeviceBuffer<int> input;
-    cl::DeviceBuffer<int> sum{1};
+    cl::DeviceBuffer<int> negated_input;
+    cl::DeviceBuffer<int> sum{1, "sum"};
     std::int64_t expected = 0;
+    int selected = 0;
 
-    explicit ReduceProblem(std::size_t n) : count(n) {
-        const std::vector<int> host = make_ints(n);
-        input = cl::DeviceBuffer<int>(std::span<const int>(host));
+    explicit ReduceProblem(std::size_t n, bool second_set = false) : count(n) {
+        std::vector<int> host = make_ints(n);
+        input = cl::DeviceBuffer<int>(std::span<const int>(host), "input");
         expected = std::accumulate(host.begin(), host.end(), std::int64_t{0});  // 64-bit: exact
         if (expected > INT_MAX || expected < INT_MIN) throw std::logic_error("make_ints: the sum does not fit an int");
+        if (second_set) {
+            for (int& value : host) value = -value;
+            negated_input = cl::DeviceBuffer<int>(std::span<const int>(host), "input (second input set)");
+        }
     }
+    const int* values() const { return selected == 0 ? input.data() : negated_input.data(); }
     cl::Comparison compare(std::string context = {}) const {
-        const std::vector<std::int64_t> want{expected};
+        const std::vector<std::int64_t> want{selected == 0 ? expected : -expected};
         return cl::compare(want, sum.to_host(), cl::Tolerance::exact(),
-                           fmt::format("for {} ints{}", count, context));
+                           fmt::format("for {} ints{}{}", count, selected == 0 ? "" : " (negated)", context));
     }
 };
 
 // The reduction's scratch space. The counter starts at zero once; the steps must reset it.
 struct Workspace {
-    cl::DeviceBuffer<int> partials{atomics::kMaxReduceBlocks};
-    cl::DeviceBuffer<unsigned int> blocks_done{1};
+    cl::DeviceBuffer<int> partials{atomics::kMaxReduceBlocks, "partials"};
+    cl::DeviceBuffer<unsigned int> blocks_done{1, "blocks_done"};
     Workspace() { blocks_done.upload(std::vector<unsigned int>{0}); }
     atomics::ReduceWorkspace view() { return {partials.data(), blocks_done.data()}; }
 };
@@ -148,7 +175,7 @@ std::string lost_text(std::uint64_t lost, std::size_t count) {
 }
 
 // The atomics of step 1 and the racy kernel can take many milliseconds on equal bytes.
-constexpr cl::TimingOptions kSlowTiming{.warmup = 1, .repeats = 3, .flush_l2 = true};
+constexpr cl::TimingOptions kSlowTiming{.warmup = 1, .warmup_ms = 0.0, .repeats = 3, .flush_l2 = true};
 
 }  // namespace
 
@@ -211,38 +238,45 @@ TEST_CASE("07-atomics racy histogram demo" * doctest::test_suite("demo")) {
 }
 
 TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
+    // The roof of every table: how fast this GPU reads memory at all (a histogram and a sum only
+    // read), measured first, before anything of ours is in the caches or the allocator.
+    const cl::Roof roof = cl::read_roof();
     bool all_passed = true;
 
     for (const Bytes kind : {Bytes::uniform, Bytes::all_equal}) {
-        HistogramProblem problem({kPerfBytes, kind});
+        HistogramProblem problem({kPerfBytes, kind}, true);
         const std::size_t bytes = kPerfBytes;
+        const auto reset = [&] { problem.bins.poison(); };
 
-        // The roof: CUB on the same bytes, in this run.
-        cl::DeviceBuffer<unsigned char> temp(atomics::cub_histogram_temp_bytes(bytes));
-        problem.bins.poison();
+        // The baseline: CUB on the same bytes, in this run.
+        cl::DeviceBuffer<unsigned char> temp(atomics::cub_histogram_temp_bytes(bytes), "CUB's scratch space");
         const double cub_ms = cl::median_ms(
-            [&] { atomics::cub_histogram(problem.data.data(), bytes, problem.bins.data(), temp.data(), temp.bytes()); });
+            [&] { atomics::cub_histogram(problem.bytes(), bytes, problem.bins.data(), temp.data(), temp.bytes()); }, {},
+            reset);
         const cl::Comparison cub_check = problem.compare();
         CHECK_MESSAGE(cub_check.ok(), "CUB's histogram disagrees with the CPU: ", cub_check.describe());
 
         cl::PerfTable table = cl::make_table(
-            fmt::format("histogram of 2^28 {} ({} MiB), 256 bins", describe(kind), bytes >> 20),
-            {"CUB DeviceHistogram::HistogramEven", gbps(bytes, cub_ms), "GB/s"}, "GB/s", {"lost updates"});
+            fmt::format("histogram of 2^28 {} ({} MiB), 256 bins", describe(kind), bytes >> 20), roof, "GB/s",
+            {"lost updates"});
 
         // The given racy kernel: timed to show what the atomics cost, and its lost updates shown.
-        problem.bins.poison();
         const double racy_ms = cl::median_ms(
-            [&] { atomics::histogram_racy(problem.data.data(), bytes, problem.bins.data()); }, kSlowTiming);
+            [&] { atomics::histogram_racy(problem.bytes(), bytes, problem.bins.data()); }, kSlowTiming, reset);
         const std::uint64_t lost = bytes - problem.counted();
         table.add_row({"R", "racy, no atomics (given; wrong on purpose)", 0}, {cl::Status::passed, ""}, racy_ms,
                       gbps(bytes, racy_ms), {lost_text(lost, bytes)});
 
         for (const auto& step : atomics::kHistogramSteps) {
-            problem.bins.poison();
-            const cl::PerfRecord record = cl::time_step(
-                info(step), [&] { step.launch(problem.data.data(), bytes, problem.bins.data()); },
-                [&] { return problem.compare(); }, static_cast<double>(bytes), table, "GB/s",
-                std::string(step.id) == "1" ? kSlowTiming : cl::TimingOptions{}, describe(kind));
+            const cl::TimedStep timed{
+                .reset = reset,
+                .run = [&] { step.launch(problem.bytes(), bytes, problem.bins.data()); },
+                .verify = [&] { return problem.compare(); },
+                .use_inputs = [&](int set) { problem.selected = set; },
+            };
+            const cl::PerfRecord record =
+                cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s",
+                              std::string(step.id) == "1" ? kSlowTiming : cl::TimingOptions{}, describe(kind));
             table.add_row(info(step), record.verdict, record.ms, record.throughput,
                           {record.verdict.passed() ? "0" : ""});
             all_passed = all_passed && record.verdict.passed();
@@ -255,35 +289,43 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
     }
 
     for (const std::size_t count : {kPerfInts, kSmallInts}) {
-        ReduceProblem problem(count);
+        ReduceProblem problem(count, true);
         Workspace workspace;
         const std::size_t bytes = count * sizeof(int);
+        // The sum and the partials are poisoned before every run; blocks_done is left as the
+        // last launch left it: every launch must leave it at 0 (the correctness test checks that).
+        const auto reset = [&] {
+            problem.sum.poison();
+            workspace.partials.poison();
+        };
 
-        cl::DeviceBuffer<unsigned char> temp(atomics::cub_reduce_temp_bytes(count));
-        problem.sum.poison();
+        cl::DeviceBuffer<unsigned char> temp(atomics::cub_reduce_temp_bytes(count), "CUB's scratch space");
         const double cub_ms = cl::median_ms(
-            [&] { atomics::cub_reduce_sum(problem.input.data(), count, problem.sum.data(), temp.data(), temp.bytes()); });
+            [&] { atomics::cub_reduce_sum(problem.values(), count, problem.sum.data(), temp.data(), temp.bytes()); },
+            {}, reset);
         const cl::Comparison cub_check = problem.compare();
         CHECK_MESSAGE(cub_check.ok(), "CUB's sum disagrees with the CPU: ", cub_check.describe());
 
         const std::string size = count == kPerfInts ? "2^26 ints (256 MiB)" : "2^14 ints (64 KiB, launch-bound)";
-        cl::PerfTable table =
-            cl::make_table(fmt::format("sum of {}", size), {"CUB DeviceReduce::Sum", gbps(bytes, cub_ms), "GB/s"},
-                           "GB/s", {"launches"});
+        cl::PerfTable table = cl::make_table(fmt::format("sum of {}", size), roof, "GB/s", {"launches"});
 
-        problem.sum.poison();
         const double two_ms = cl::median_ms(
-            [&] { atomics::reduce_two_launches(problem.input.data(), count, problem.sum.data(), workspace.view()); });
+            [&] { atomics::reduce_two_launches(problem.values(), count, problem.sum.data(), workspace.view()); }, {},
+            reset);
         const cl::Comparison two_check = problem.compare();
         CHECK_MESSAGE(two_check.ok(), "the given two-launch sum is wrong: ", two_check.describe());
         table.add_row({"M", "sum, two launches (given)", 0}, {cl::Status::passed, ""}, two_ms, gbps(bytes, two_ms),
                       {"2"});
 
         for (const auto& step : atomics::kReduceSteps) {
-            problem.sum.poison();
-            const cl::PerfRecord record = cl::time_step(
-                info(step), [&] { step.launch(problem.input.data(), count, problem.sum.data(), workspace.view()); },
-                [&] { return problem.compare(); }, static_cast<double>(bytes), table, "GB/s", {}, size);
+            const cl::TimedStep timed{
+                .reset = reset,
+                .run = [&] { step.launch(problem.values(), count, problem.sum.data(), workspace.view()); },
+                .verify = [&] { return problem.compare(); },
+                .use_inputs = [&](int set) { problem.selected = set; },
+            };
+            const cl::PerfRecord record =
+                cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s", {}, size);
             table.add_row(info(step), record.verdict, record.ms, record.throughput, {"1"});
             all_passed = all_passed && record.verdict.passed();
         }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +44,7 @@ using streams::Step;
 
 // The perf problem: 256 MiB in and 256 MiB out, about 5 ms each way over PCIe 5.0; steps 4 to 6
 // cut it into 16 chunks of 16 MiB on 4 streams.
-constexpr std::size_t kPerfCount = std::size_t{1} << 26;
+constexpr std::size_t kPerfCount = std::size_t{1} << 25;
 constexpr std::size_t kPerfChunks = 16;
 constexpr int kPerfStreams = 4;
 static_assert(kPerfCount % kPerfChunks == 0, "the perf chunks should divide the perf array: change kPerfChunks");
@@ -566,9 +567,9 @@ TEST_CASE("09-streams performance" * doctest::test_suite("perf")) {
     }
 
     cl::PerfTable table = cl::make_table(
-        fmt::format("2^26 float ({} MiB) in and out, {} FMAs per element; steps 4-6: {} chunks of {} MiB on {} "
+        fmt::format("2^{} float ({} MiB) in and out, {} FMAs per element; steps 4-6: {} chunks of {} MiB on {} "
                     "streams; GB/s = (in + out) / time",
-                    kPerfCount * sizeof(float) >> 20, streams::kFmasPerElement, kPerfChunks,
+                    std::countr_zero(kPerfCount), kPerfCount * sizeof(float) >> 20, streams::kFmasPerElement, kPerfChunks,
                     kPerfCount / kPerfChunks * sizeof(float) >> 20, kPerfStreams),
         rates.pinned_duplex, "GB/s", {"vs 2", "ideal", "of ideal"});
 

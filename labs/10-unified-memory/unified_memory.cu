@@ -137,42 +137,42 @@ void reuse_direct(const ReuseProblem& p) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 5: managed memory, with the migrations asked for instead of faulted in. Use the given
-// prefetch(pointer, bytes, Location::device or Location::host) and advise(pointer, bytes,
-// cudaMemAdvise..., Location::...), which call cudaMemPrefetchAsync and cudaMemAdvise the
-// way your CUDA version wants them.
+// Step 5: managed memory, told where each array belongs instead of left to page faults. Use
+// the given advise(pointer, bytes, cudaMemAdvise..., Location::device or Location::host) and
+// prefetch(pointer, bytes, Location::...) from managed_memory.hpp, which call cudaMemAdvise and
+// cudaMemPrefetchAsync the way your CUDA version wants them.
 // ---------------------------------------------------------------------------------------
 
 void stream_advise(const StreamProblem& p) {
-    // TODO(step 5): once, after the allocation: x and y are only read on the GPU. Advise
-    // cudaMemAdviseSetReadMostly for each. Lab sheet: README.md, section 5.
+    // TODO(step 5): once, after the allocation: every element of x, y and z crosses the bus
+    // once. Keep all three in host memory (cudaMemAdviseSetPreferredLocation, the host) and
+    // have the GPU map them (cudaMemAdviseSetAccessedBy, the device). Lab sheet: README.md, section 5.
     (void)p;  // delete this line
 }
 
 // Slow before: step 4 moves pages one GPU page fault at a time, the kernel stalling on each,
 // and the host's first reads of z fault them back one by one.
-// Fixes: each array moves in one bulk transfer, in stream order, before the kernel needs it;
-// z moves back in one transfer after it.
-void stream_prefetched(const StreamProblem& p) {
-    // TODO(step 5): prefetch x, y and z to the device; launch_saxpy; prefetch z to the host.
-    // Lab sheet: README.md, section 5.
+// Fixes: no faults, no migrations: the kernel reads x and y and writes z across the bus, both
+// directions at once and overlapped with its arithmetic; z is in host memory when it ends.
+void stream_advised(const StreamProblem& p) {
+    // TODO(step 5): with that advice, what is left to do? Lab sheet: README.md, section 5.
     (void)p;  // delete this line
 }
 
 void reuse_advise(const ReuseProblem& p) {
-    // TODO(step 5): once, after the allocation: u is only read on the GPU (read-mostly);
-    // scratch is never needed on the host (cudaMemAdviseSetPreferredLocation, the device).
-    // Lab sheet: README.md, section 5.
+    // TODO(step 5): once, after the allocation: u is read once, by the first sweep (advise it
+    // as x above); scratch is never needed on the host (cudaMemAdviseSetPreferredLocation, the
+    // device). Lab sheet: README.md, section 5.
     (void)p;  // delete this line
 }
 
 // Slow before: step 4 faults u in page by page during the first sweep and faults w back on
 // the host page by page.
-// Fixes: u moves in bulk before the sweeps, which then all run in device memory; w moves back
-// in bulk after them.
+// Fixes: u is read across the bus once, without faults; w, which half the sweeps write and read,
+// is in device memory before they start and moves back to the host in bulk after them.
 void reuse_prefetched(const ReuseProblem& p) {
-    // TODO(step 5): prefetch u, scratch and w to the device; launch_sweeps; prefetch w to the
-    // host. Lab sheet: README.md, section 5.
+    // TODO(step 5): prefetch w to the device; launch_sweeps; prefetch w to the host.
+    // Lab sheet: README.md, section 5.
     (void)p;  // delete this line
 }
 

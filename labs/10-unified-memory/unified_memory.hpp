@@ -89,7 +89,7 @@ void reuse_explicit(const ReuseProblem& problem);      // step 1
 void stream_direct(const StreamProblem& problem);      // step 2 (and steps 4 and 6)
 void reuse_direct(const ReuseProblem& problem);        // step 3 (and steps 4 and 6)
 void stream_advise(const StreamProblem& problem);      // step 5, setup
-void stream_prefetched(const StreamProblem& problem);  // step 5
+void stream_advised(const StreamProblem& problem);     // step 5
 void reuse_advise(const ReuseProblem& problem);        // step 5, setup
 void reuse_prefetched(const ReuseProblem& problem);    // step 5
 
@@ -125,8 +125,8 @@ inline constexpr std::array<Step, 6> kSteps{{
      nullptr, reuse_direct},
     {"4", "managed, on-demand migration", 4, Memory::managed, false, Needs::managed_memory, nullptr, stream_direct,
      nullptr, reuse_direct},
-    {"5", "managed + prefetch + advice", 5, Memory::managed, false, Needs::concurrent_managed_access,
-     stream_advise, stream_prefetched, reuse_advise, reuse_prefetched},
+    {"5", "managed + advice + prefetch", 5, Memory::managed, false, Needs::concurrent_managed_access,
+     stream_advise, stream_advised, reuse_advise, reuse_prefetched},
     {"6", "system memory (malloc)", 6, Memory::system, false, Needs::pageable_memory_access, nullptr,
      stream_direct, nullptr, reuse_direct},
 }};

@@ -210,18 +210,19 @@ __device__ __forceinline__ bool aligned16(const float* x) {
     return reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
 }
 
-// Slow before: four times as many load instructions as needed to fill the tiles, and each
-// thread waits for its loads right before the barrier, with nothing else to do.
-// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte
-// aligned), staged in registers: the next slice's loads are issued before this slice's
-// multiply-adds, so their latency hides behind the arithmetic.
+// Slow before: four times as many load instructions as needed to fill the tiles; each thread
+// waits for its loads right before a barrier, with nothing else to do; and two barriers per slice.
+// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte aligned),
+// staged in registers and issued a slice ahead, so their latency hides behind the arithmetic;
+// and two shared-memory buffers, so that one barrier per slice separates writes from reads.
 template <int kBm, int kBn, int kBk, int kTm, int kTn>
 __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
                                   Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
     register_tiled_float4_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
     using T = Tiling<kBm, kBn, kBk, kTm, kTn>;
-    __shared__ __align__(16) float a_tile[kBk][T::kAStride];
-    __shared__ __align__(16) float b_tile[kBk][kBn];
+    // Two of each tile: the block multiplies one while the next slice goes into the other.
+    __shared__ __align__(16) float a_tile[2][kBk][T::kAStride];
+    __shared__ __align__(16) float b_tile[2][kBk][kBn];
 
     const int tid = static_cast<int>(threadIdx.x);
     const int thread_m = tid / T::kThreadsN;
@@ -248,30 +249,41 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
             b_stage[l] = load4_or_zero(b, k0 + e / (kBn / 4), col0 + e % (kBn / 4) * 4, k, n, b_vectors);
         }
     };
-
-    float acc[kTm][kTn] = {};
-    load_slice(0);
-    for (int k0 = 0; k0 < k; k0 += kBk) {
+    auto store_slice = [&](int buffer) {
 #pragma unroll
         for (int l = 0; l < T::kAVectors; ++l) {  // a goes in transposed: four scalar stores
             const int e = l * T::kThreads + tid;
             const int r = e / (kBk / 4);
             const int i = e % (kBk / 4) * 4;
-            a_tile[i + 0][r] = a_stage[l].x;
-            a_tile[i + 1][r] = a_stage[l].y;
-            a_tile[i + 2][r] = a_stage[l].z;
-            a_tile[i + 3][r] = a_stage[l].w;
+            a_tile[buffer][i + 0][r] = a_stage[l].x;
+            a_tile[buffer][i + 1][r] = a_stage[l].y;
+            a_tile[buffer][i + 2][r] = a_stage[l].z;
+            a_tile[buffer][i + 3][r] = a_stage[l].w;
         }
 #pragma unroll
         for (int l = 0; l < T::kBVectors; ++l) {  // b keeps its layout: one 16-byte store
             const int e = l * T::kThreads + tid;
-            *reinterpret_cast<float4*>(&b_tile[e / (kBn / 4)][e % (kBn / 4) * 4]) = b_stage[l];
+            *reinterpret_cast<float4*>(&b_tile[buffer][e / (kBn / 4)][e % (kBn / 4) * 4]) = b_stage[l];
         }
-        __syncthreads();  // RAW: the tiles are complete before anyone reads them
-        // The next slice's loads go out now; the registers they fill were stored above.
-        if (k0 + kBk < k) load_slice(k0 + kBk);
-        multiply_tiles<T>(a_tile, b_tile, thread_m, thread_n, acc);
-        __syncthreads();  // WAR: the stores at the top of the next iteration wait for all readers
+    };
+
+    float acc[kTm][kTn] = {};
+    load_slice(0);
+    store_slice(0);
+    __syncthreads();  // slice 0 is in buffer 0
+    int buffer = 0;
+    for (int k0 = 0; k0 < k; k0 += kBk) {
+        const bool more = k0 + kBk < k;
+        // The next slice's loads go out now and travel while this slice is multiplied.
+        if (more) load_slice(k0 + kBk);
+        multiply_tiles<T>(a_tile[buffer], b_tile[buffer], thread_m, thread_n, acc);
+        // Into the other buffer, which nobody reads in this iteration: the barrier at the end of
+        // the previous one saw every thread finish with it.
+        if (more) store_slice(buffer ^ 1);
+        // One barrier for both hazards: the next slice is complete before anyone reads it (RAW),
+        // and everyone has finished reading this buffer before the next iteration refills it (WAR).
+        __syncthreads();
+        buffer ^= 1;
     }
     store_outputs<T>(c, m, n, row0, col0, thread_m, thread_n, acc);
 }

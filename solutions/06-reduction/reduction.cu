@@ -51,7 +51,8 @@ __global__ void reduce_interleaved_strided_kernel(const int* in, std::size_t cou
     if (tid == 0) out[blockIdx.x] = partial[0];
 }
 
-// Slow before: at level s a warp touches words 2s apart: up to 16 threads in one bank.
+// Slow before: at level s the lanes of a warp touch words 2s apart: gcd(2s, 32) of them share a
+// bank, at most blockDim.x / 32 (an 8-way conflict at 256 threads per block, 32-way at 1024).
 // Fixes: the active threads add the upper half onto the lower half, so a warp reads and
 // writes 32 consecutive words: 32 different banks, one pass each.
 template <int kThreads>
@@ -198,7 +199,8 @@ __global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t coun
     constexpr std::size_t kTileVectors = static_cast<std::size_t>(kThreads) * kVectorsPerThread;
     __shared__ int warp_sums[kWarps];
     const unsigned int tid = threadIdx.x;
-    // cudaMalloc's memory and the workspace's regions are 256-byte aligned: int4 is safe.
+    // The launcher checked that `in` and the workspace are 16-byte aligned, and the workspace's
+    // regions keep that: the int4 view is legal.
     const auto* in4 = reinterpret_cast<const int4*>(in);
     const std::size_t vectors = count / 4;
     const std::size_t full_tiles = vectors / kTileVectors;
@@ -227,6 +229,7 @@ __global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t coun
     if (lane == 0) warp_sums[warp] = sum;
     __syncthreads();
     if (warp == 0) {
+        // Every lane takes part in the shuffles; lanes without a warp sum bring the neutral 0.
         sum = warp_sum(lane < kWarps ? warp_sums[lane] : 0);
         if (lane == 0) out[blockIdx.x] = sum;
     }
