@@ -46,7 +46,10 @@ double DeviceInfo::theoretical_gbps() const {
 }
 
 double DeviceInfo::fp32_peak_gflops() const {
-    return sm_count * 128.0 * 2.0 * sm_clock_khz * 1e3 / 1e9;
+    // FP32 lanes per SM: 64 on compute capability 7.x and 8.0, 128 on 8.6, 8.9, 9.x and later
+    // (CUDA C++ Programming Guide, "Arithmetic Instructions" throughput table).
+    const bool half_lanes = compute_major == 7 || (compute_major == 8 && compute_minor == 0);
+    return sm_count * (half_lanes ? 64.0 : 128.0) * 2.0 * sm_clock_khz * 1e3 / 1e9;
 }
 
 std::string DeviceInfo::summary() const {

@@ -25,8 +25,7 @@ struct DeviceInfo {
 
     /// 2 transfers per clock (DDR) x clock x bus width, in GB/s (1e9 bytes).
     double theoretical_gbps() const;
-    /// FP32 peak in GFLOP/s: SMs x 128 FP32 lanes x 2 (FMA) x clock. Exact for
-    /// compute capability 8.6, 8.9, 9.x and 10.x/12.x; other chips have other lane counts.
+    /// FP32 peak in GFLOP/s: SMs x FP32 lanes (64 on 7.x and 8.0, else 128) x 2 (FMA) x clock.
     double fp32_peak_gflops() const;
     std::string summary() const;  ///< "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
 };

@@ -70,7 +70,7 @@ std::string json_string(std::string_view text) {
 StepRecord& Results::entry(const StepInfo& step) {
     auto found = std::find_if(steps_.begin(), steps_.end(), [&](const StepRecord& r) { return r.step.id == step.id; });
     if (found != steps_.end()) return *found;
-    steps_.push_back(StepRecord{step, std::nullopt, std::nullopt});
+    steps_.push_back(StepRecord{step, std::nullopt, std::nullopt, {}});
     return steps_.back();
 }
 
@@ -82,7 +82,9 @@ void Results::record_correctness(const StepInfo& step, const Verdict& verdict) {
 
 void Results::record_perf(const StepInfo& step, const PerfRecord& record) {
     if (record.verdict.status == Status::not_selected) return;
-    auto& slot = entry(step).perf;
+    auto& record_of_step = entry(step);
+    if (!record.variant.empty()) record_of_step.variants.push_back(record);
+    auto& slot = record_of_step.perf;
     const bool better = !slot || (record.verdict.passed() && (!slot->verdict.passed() || record.ms < slot->ms));
     if (better) slot = record;
     save_if_asked();
@@ -109,10 +111,15 @@ std::string Results::to_json() const {
     std::string steps;
     for (const auto& record : steps_) {
         if (!steps.empty()) steps += ",\n    ";
-        steps += fmt::format(R"({{"id": {}, "name": {}, "section": {}, "correctness": {}, "perf": {}}})",
-                             json_string(record.step.id), json_string(record.step.name), record.step.section,
-                             record.correctness ? json_verdict(*record.correctness) : "null",
-                             record.perf ? json_perf(*record.perf) : "null");
+        std::string variants;
+        for (const auto& variant : record.variants) {
+            variants += fmt::format("{}{}", variants.empty() ? "" : ", ", json_perf(variant));
+        }
+        steps += fmt::format(
+            R"({{"id": {}, "name": {}, "section": {}, "correctness": {}, "perf": {}, "variants": [{}]}})",
+            json_string(record.step.id), json_string(record.step.name), record.step.section,
+            record.correctness ? json_verdict(*record.correctness) : "null",
+            record.perf ? json_perf(*record.perf) : "null", variants);
     }
     const std::string roof =
         roof_ ? fmt::format(R"({{"name": {}, "value": {}, "unit": {}, "ceiling": {}}})", json_string(roof_->name),

@@ -51,7 +51,8 @@ struct PerfRecord {
 struct StepRecord {
     StepInfo step;
     std::optional<Verdict> correctness;
-    std::optional<PerfRecord> perf;
+    std::optional<PerfRecord> perf;   ///< the fastest passing variant (or the last failure)
+    std::vector<PerfRecord> variants;  ///< every timed variant, in order (sweeps: block sizes, strides...)
 };
 
 /// Everything this process found. One per process: `results()`.

@@ -62,3 +62,16 @@ TEST_CASE("a step left out by --step is neither recorded nor a failure") {
     results.record_perf({"2", "two", 2}, {left_out, 0.0, 0.0, "GB/s", 0.0, ""});
     CHECK(results.steps().empty());
 }
+
+TEST_CASE("every timed variant of a step is kept for the sweeps' plots; the fastest passing one is the step's") {
+    cl::Results results;
+    const cl::StepInfo step{"6", "six", 6};
+    results.record_perf(step, {{cl::Status::passed, ""}, 2.0, 100.0, "GB/s", 50.0, "128 threads"});
+    results.record_perf(step, {{cl::Status::passed, ""}, 1.0, 200.0, "GB/s", 100.0, "256 threads"});
+    REQUIRE(results.steps().size() == 1);
+    CHECK(results.steps()[0].variants.size() == 2);
+    CHECK(results.steps()[0].perf->variant == "256 threads");
+    const std::string json = results.to_json();
+    CHECK(json.find(R"("variants": [{"status": "passed")") != std::string::npos);
+    CHECK(json.find(R"("variant": "128 threads")") != std::string::npos);
+}

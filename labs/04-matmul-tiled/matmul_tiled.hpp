@@ -3,6 +3,8 @@
 // kernels (nvcc). Host-only: no CUDA syntax here.
 #pragma once
 
+#include "occupancy.hpp"
+
 #include <array>
 #include <cstddef>
 
@@ -14,14 +16,8 @@ namespace matmul_tiled {
 /// it throws cl::CudaError if the launch is rejected.
 using Launcher = void (*)(const float* a, const float* b, float* c, int m, int n, int k);
 
-/// What one kernel costs the SM, as the compiler and the occupancy API report it.
-struct KernelResources {
-    int registers_per_thread = 0;
-    std::size_t shared_bytes_per_block = 0;  ///< static plus the dynamic amount the launcher asks for
-    int threads_per_block = 0;
-    int blocks_per_sm = 0;                   ///< cudaOccupancyMaxActiveBlocksPerMultiprocessor
-    double occupancy = 0;                    ///< resident threads / the SM's maximum, 0..1
-};
+/// What one kernel costs the SM, as the compiler and the occupancy API report it (common/occupancy.hpp).
+using KernelResources = cl::KernelResources;
 using ResourceQuery = KernelResources (*)();
 
 void tiled_16(const float* a, const float* b, float* c, int m, int n, int k);

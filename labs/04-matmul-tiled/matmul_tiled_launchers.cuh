@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include "launch.cuh"
+#include "occupancy.hpp"
 
 namespace matmul_tiled {
 namespace {
@@ -27,21 +28,6 @@ dim3 register_tiled_grid(int m, int n) {
 }
 
 using StepTiling = Tiling<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>;
-
-// Registers, shared memory and the occupancy they allow, for `kernel` launched with
-// `threads` per block and `dynamic_shared` bytes of dynamic shared memory.
-KernelResources query_resources(KernelFunction kernel, int threads, std::size_t dynamic_shared) {
-    cudaFuncAttributes attributes{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    int blocks = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_shared));
-    int device = 0;
-    int max_threads = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    return {attributes.numRegs, attributes.sharedSizeBytes + dynamic_shared, threads, blocks,
-            max_threads > 0 ? static_cast<double>(blocks) * threads / max_threads : 0.0};
-}
 
 }  // namespace
 
@@ -73,25 +59,25 @@ void register_tiled_float4(const float* a, const float* b, float* c, int m, int 
 }
 
 KernelResources tiled_16_resources() {
-    return query_resources(tiled_kernel, kSmallTile * kSmallTile, tiled_shared_bytes(kSmallTile));
+    return cl::kernel_resources(tiled_kernel, kSmallTile * kSmallTile, tiled_shared_bytes(kSmallTile));
 }
 
 KernelResources tiled_32_resources() {
-    return query_resources(tiled_kernel, kLargeTile * kLargeTile, tiled_shared_bytes(kLargeTile));
+    return cl::kernel_resources(tiled_kernel, kLargeTile * kLargeTile, tiled_shared_bytes(kLargeTile));
 }
 
 KernelResources tiled_unrolled_resources() {
-    return query_resources(tiled_unrolled_kernel<kLargeTile>, kLargeTile * kLargeTile, 0);
+    return cl::kernel_resources(tiled_unrolled_kernel<kLargeTile>, kLargeTile * kLargeTile, 0);
 }
 
 KernelResources register_tiled_resources() {
-    return query_resources(register_tiled_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>, StepTiling::kThreads,
-                           0);
+    return cl::kernel_resources(register_tiled_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
+                                StepTiling::kThreads, 0);
 }
 
 KernelResources register_tiled_float4_resources() {
-    return query_resources(register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
-                           StepTiling::kThreads, 0);
+    return cl::kernel_resources(register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
+                                StepTiling::kThreads, 0);
 }
 
 }  // namespace matmul_tiled

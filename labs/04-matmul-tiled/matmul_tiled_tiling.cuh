@@ -47,5 +47,3 @@ constexpr int kBlockN = 128;
 constexpr int kBlockK = 8;
 constexpr int kThreadM = 8;
 constexpr int kThreadN = 8;
-
-using KernelFunction = void (*)(const float*, const float*, float*, int, int, int);

@@ -9,6 +9,7 @@
 #include "cublas_sgemm.hpp"
 #include "device_info.hpp"
 #include "harness.hpp"
+#include "occupancy.hpp"
 #include "random.hpp"
 
 #include <doctest/doctest.h>
@@ -124,11 +125,6 @@ struct Problem {
 };
 
 cl::StepInfo info(const matmul_tiled::Step& step) { return {step.id, step.name, step.section}; }
-
-std::vector<std::string> resource_columns(const matmul_tiled::KernelResources& r) {
-    return {fmt::format("{}", r.registers_per_thread), fmt::format("{:.1f} KiB", r.shared_bytes_per_block / 1024.0),
-            fmt::format("{} x {}", r.blocks_per_sm, r.threads_per_block), fmt::format("{:.0f}%", 100.0 * r.occupancy)};
-}
 
 }  // namespace
 
@@ -246,7 +242,7 @@ TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
                         cl::current_device().fp32_peak_gflops()};
     cl::PerfTable table =
         cl::make_table(fmt::format("{} x {} x {} float (m x n x k)", s.m, s.n, s.k), roof, "GFLOP/s",
-                       {"regs", "smem/block", "blocks x threads/SM", "occupancy"});
+                       cl::resource_column_names());
 
     bool all_passed = true;
     for (const auto& step : matmul_tiled::kSteps) {
@@ -257,7 +253,8 @@ TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
             .use_inputs = [&](int set) { selected = set; },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, flops, table, "GFLOP/s");
-        table.add_row(info(step), record.verdict, record.ms, record.throughput, resource_columns(step.resources()));
+        table.add_row(info(step), record.verdict, record.ms, record.throughput,
+                      cl::resource_columns(step.resources()));
         all_passed = all_passed && record.verdict.passed();
     }
     table.add_row({"roof", "cuBLAS SGEMM", 0}, {cl::Status::passed, ""}, roof_ms, roof.value,
