@@ -26,15 +26,40 @@ from .seeds import Seeds
 EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_COURSE = Path(__file__).resolve().parent.parent
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
+RESERVED_OUTPUTS = {"gradebook.csv"}  # names the grader writes next to the submissions' folders
 
 
 def submission_id(path: Path) -> str:
-    name = path.name
+    name = os.fsencode(path.name).decode("utf-8", "replace")
     for suffix in ARCHIVE_SUFFIXES:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "submission"
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    return name or "submission"
+
+
+def plan_batch(entries: list[Path], out: Path) -> tuple[list[tuple[str, Path, Path]], list[tuple[str, str]]]:
+    """(id, submission, output folder) for each entry of a submissions folder, and the entries
+    refused as (name, why): two that would share an output folder (alice/ and alice.zip, or names
+    that differ in case only), and names the grader's own outputs use."""
+    by_id: dict[str, list[Path]] = {}
+    for entry in entries:
+        by_id.setdefault(submission_id(entry).lower(), []).append(entry)
+    items, refused = [], []
+    for entry in entries:
+        sid = submission_id(entry)
+        shown = os.fsencode(entry.name).decode("utf-8", "replace")
+        clash = by_id[sid.lower()]
+        if len(clash) > 1:
+            names = ", ".join(os.fsencode(e.name).decode("utf-8", "replace") for e in clash)
+            refused.append((shown, f"refused: {names} would share the output folder '{sid}'; rename one"))
+        elif sid.lower() in RESERVED_OUTPUTS:
+            refused.append((shown, f"refused: the output folder '{sid}' is a name the grader's own outputs use; "
+                                   "rename it"))
+        else:
+            items.append((sid, entry, out / sid))
+    return items, refused
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +88,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     g.add_argument("--scratch", type=Path, help="where submissions are built (default: the temp folder)")
     g.add_argument("--gradescope-results", type=Path, help="also write Gradescope's results.json here")
     g.add_argument("--pass-at", type=float, default=0.0, help="exit 1 below this fraction of the points")
-    g.add_argument("--no-sandbox", action="store_true", help="do not use bubblewrap (trusted input only)")
-    g.add_argument("--require-sandbox", action="store_true", help="refuse to grade without bwrap and a non-root user")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run without bubblewrap: for testing with trusted input only (the default refuses to grade "
+                        "without a working sandbox)")
+    g.add_argument("--require-sandbox", action="store_true", help=argparse.SUPPRESS)  # the default now
     g.add_argument("--keep-scratch", action="store_true", help="keep the build folders (debugging)")
 
     b = sub.add_parser("gradebook", help="the CSV gradebook from grade outputs")
@@ -99,42 +126,81 @@ def load(args) -> tuple[Course, Config, list]:
 
 
 def cmd_grade(args) -> int:
-    from .grade import Grader, Reference, log
+    from .grade import Grader, Reference, SubmissionGrade, log
+    from .sandbox import Sandbox as _Sandbox
+    from .scoring import NOT_GRADED, LabGrade
     course, config, labs = load(args)
     if not labs:
         raise CourseError("no labs to grade")
     seeds = Seeds(fixed=args.seed) if args.seed is not None else Seeds(
         key=args.seed_key.read_bytes().strip() if args.seed_key else None)
-    sandbox = Sandbox.from_config(config, use_bwrap=not args.no_sandbox,
-                                  require=True if args.require_sandbox else None).prepare()
+    sandbox = Sandbox.from_config(config, use_bwrap=not args.no_sandbox).prepare()
+    out = args.out.resolve()
+    if args.submissions is not None and (out == args.submissions.resolve()
+                                         or args.submissions.resolve() in out.parents):
+        raise ValueError(f"--out {out} lies inside --submissions: it would be graded as a submission")
+    reference_dir = args.reference_dir.resolve() if args.reference_dir else None
+    scratch_root = Path(args.scratch or tempfile.gettempdir()).resolve()
+    sandbox.refuse_exposed({"the course": course.root, "the solutions": course.root / "solutions",
+                            "the seed key": args.seed_key.resolve() if args.seed_key else None,
+                            "the reference builds": reference_dir, "the output folder": out,
+                            "the scratch folder": scratch_root})
+    sandbox.check_toolchain()
+    if sandbox.uid is not None:  # the unprivileged user must reach its own folders under the scratch folder
+        for folder in [scratch_root, *scratch_root.parents]:
+            if folder.exists() and not os.stat(folder).st_mode & 0o001:
+                raise ValueError(f"the scratch folder {scratch_root} is not reachable by the sandbox's user ({folder} "
+                                 "has no x permission for others): use --scratch on a path every user can traverse")
+    if config.sanitizers["tools"] and _Sandbox._which("compute-sanitizer") is None:
+        raise ValueError("compute-sanitizer (CUDA toolkit) is not installed: install it, or set sanitizers.tools to "
+                         "[] in the configuration to grade without it")
     for warning in sandbox.warnings:
         log(f"WARNING: {warning}")
-    out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grading-", dir=args.scratch) as scratch:
         scratch = Path(scratch)
         os.chmod(scratch, 0o711)  # the unprivileged user may pass through, not list
-        reference_dir = (args.reference_dir or scratch / "reference").resolve()
+        reference_dir = reference_dir or scratch / "reference"
         reference_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(reference_dir, 0o700)
         reference = Reference(course, reference_dir, sandbox, config, args.gpu_arch)
         grader = Grader(course, config, sandbox, reference, seeds, args.gpu_arch, scratch, args.keep_scratch)
+        refused: list[tuple[str, str]] = []
         if args.submission is not None:
             items = [(args.id or submission_id(args.submission), args.submission, out)]
         else:
-            entries = sorted(p for p in args.submissions.iterdir() if not p.name.startswith("."))
-            items = [(submission_id(p), p, out / submission_id(p)) for p in entries]
+            entries = sorted((p for p in args.submissions.iterdir() if not p.name.startswith(".")),
+                             key=lambda p: os.fsencode(p.name))
+            items, refused = plan_batch(entries, out)
         grades = []
         for sid, path, out_dir in items:
-            grade = grader.grade(path, sid, labs, out_dir / "logs")
-            outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
+            try:  # one submission never stops the batch
+                grade = grader.grade(path, sid, labs, out_dir / "logs")
+                outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
+            except Exception as error:
+                log(f"grader error on {sid}: {error!r}")
+                grade = SubmissionGrade(sid, str(path), sandbox=sandbox.describe(),
+                                        labs=[LabGrade(lab.name, lab.title, NOT_GRADED, f"grader error: {error!r}")
+                                              for lab in labs])
+                try:
+                    outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
+                except Exception as again:
+                    refused.append((sid, f"not graded: grader error {again!r}"))
+                    continue
             grades.append(grade)
+        for name, why in refused:
+            log(f"{name}: {why}")
         if args.submissions is not None:
-            summaries = [json.loads(p.read_text()) for p in outputs.find_summaries([out])]
-            (out / "gradebook.csv").write_text(outputs.gradebook(summaries), encoding="utf-8")
+            summaries = []
+            for path in outputs.find_summaries([out]):
+                try:
+                    summaries.append(json.loads(path.read_text(encoding="utf-8")))
+                except (OSError, ValueError):
+                    continue
+            (out / "gradebook.csv").write_text(outputs.gradebook(summaries, refused), encoding="utf-8")
     for grade in grades:
         print(outputs.one_line(grade), flush=True)
-    if not all(g.complete for g in grades):
+    if refused or not all(g.complete for g in grades):
         return EXIT_INCOMPLETE
     if any(g.score < args.pass_at * g.max_score - 1e-9 for g in grades):
         return EXIT_BELOW
@@ -191,7 +257,8 @@ def cmd_build_reference(args) -> int:
     from .grade import Reference
     course, config, labs = load(args)
     args.reference_dir.mkdir(parents=True, exist_ok=True)
-    reference = Reference(course, args.reference_dir.resolve(), Sandbox(use_bwrap=False), config, args.gpu_arch)
+    reference = Reference(course, args.reference_dir.resolve(), Sandbox(use_bwrap=False, require=False), config,
+                          args.gpu_arch)
     failed = 0
     for lab in labs:
         built = reference.build(lab)

@@ -26,8 +26,16 @@ BUILTIN = {
         "memory_method": "auto",
         "output_max": "256M",
         "processes_max": 4096,
+        "tmp_max": "1G",
+        "sanitizer_timeout_s": 900,
+        "submission_max": "256M",
+        "submission_entries": 50_000,
+        "submission_timeout_s": 120,
     },
-    "sandbox": {"require": False, "user": "nobody", "extra_ro_binds": []},
+    "sandbox": {"require": True, "user": "nobody", "run_uids": [1_900_000_000, 1_999_999_999], "extra_ro_binds": []},
+    "object_check": {"on_violation": "zero_lab"},
+    "sanitizers": {"tools": ["memcheck", "racecheck", "synccheck"], "on_finding": "fail_step",
+                   "on_timeout": "review"},
     "gradescope": {"visibility": "visible", "stdout_visibility": "hidden"},
     "on_sticky_error": "zero_lab",
     "student_edition_exclude": ["solutions/", "grading/grading.json", "grading/*.key", "grading/secrets/", ".devkit/"],
@@ -106,11 +114,32 @@ class Config:
                     raise ConfigError(f"labs.{lab}.steps.{step} must be an object")
                 self._check_rule(rule, f"labs.{lab}.steps.{step}")
         limits = self.data["limits"]
-        for key in ("build_timeout_s", "run_timeout_s"):
+        for key in ("build_timeout_s", "run_timeout_s", "sanitizer_timeout_s", "submission_timeout_s"):
             if not _is_number(limits.get(key)) or limits[key] <= 0:
                 raise ConfigError(f"limits.{key} must be a positive number of seconds")
-        parse_size(limits["memory_max"])
-        parse_size(limits["output_max"])
+        for key in ("memory_max", "output_max", "tmp_max", "submission_max"):
+            parse_size(limits[key])
+        for key in ("processes_max", "submission_entries"):
+            if not isinstance(limits.get(key), int) or isinstance(limits[key], bool) or limits[key] < 1:
+                raise ConfigError(f"limits.{key} must be a whole number >= 1")
+        sandbox = self.data["sandbox"]
+        uids = sandbox.get("run_uids")
+        if uids is not None and not (isinstance(uids, list) and len(uids) == 2 and all(
+                isinstance(u, int) and not isinstance(u, bool) for u in uids) and 0 < uids[0] <= uids[1]):
+            raise ConfigError("sandbox.run_uids must be [first, last] (0 < first <= last), or null for sandbox.user")
+        if not isinstance(sandbox.get("extra_ro_binds"), list) or not all(
+                isinstance(p, str) and p.startswith("/") for p in sandbox["extra_ro_binds"]):
+            raise ConfigError("sandbox.extra_ro_binds must be a list of absolute paths")
+        if self.data["object_check"].get("on_violation") not in ("zero_lab", "review"):
+            raise ConfigError("object_check.on_violation must be zero_lab or review")
+        sanitizers = self.data["sanitizers"]
+        if not isinstance(sanitizers.get("tools"), list) or not all(
+                t in ("memcheck", "racecheck", "synccheck", "initcheck") for t in sanitizers["tools"]):
+            raise ConfigError("sanitizers.tools must be a list of memcheck, racecheck, synccheck, initcheck")
+        if sanitizers.get("on_finding") not in ("fail_step", "review"):
+            raise ConfigError("sanitizers.on_finding must be fail_step or review")
+        if sanitizers.get("on_timeout") not in ("review", "fail_lab"):
+            raise ConfigError("sanitizers.on_timeout must be review or fail_lab")
         if limits["memory_method"] not in ("auto", "cgroup", "rlimit_data", "none"):
             raise ConfigError("limits.memory_method must be auto, cgroup, rlimit_data or none")
         if self.data["on_sticky_error"] not in ("zero_lab", "keep_earlier_steps"):
@@ -150,6 +179,14 @@ class Config:
     @property
     def sandbox(self) -> dict:
         return self.data["sandbox"]
+
+    @property
+    def object_check(self) -> dict:
+        return self.data["object_check"]
+
+    @property
+    def sanitizers(self) -> dict:
+        return self.data["sanitizers"]
 
     @property
     def gradescope(self) -> dict:

@@ -27,6 +27,7 @@ class Lab:
     title: str
     student_files: tuple[str, ...]
     harness: str
+    student_host_calls: tuple[str, ...] = ()  # runtime functions a student file may call beyond kernel launches
 
     def student_paths(self) -> list[str]:
         """Repository-relative paths of the files a student edits."""
@@ -53,7 +54,11 @@ def load_lab(lab_dir: Path) -> Lab:
         raise CourseError(f"{lab_dir}/lab.json: student_files must be a non-empty list of relative paths")
     if not isinstance(harness, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", harness):
         raise CourseError(f"{lab_dir}/lab.json: harness must be an executable name")
-    return Lab(name, str(data.get("title", "")), tuple(files), harness)
+    calls = data.get("student_host_calls", [])
+    if not isinstance(calls, list) or not all(isinstance(c, str) and re.fullmatch(r"[A-Za-z_][\w:]*", c) for c in calls):
+        raise CourseError(f"{lab_dir}/lab.json: student_host_calls must be a list of function names "
+                          "(C names, or qualified C++ names such as cl::Timeline::begin)")
+    return Lab(name, str(data.get("title", "")), tuple(files), harness, tuple(calls))
 
 
 class Course:
@@ -83,12 +88,17 @@ class Course:
     def has_solutions(self, lab: Lab) -> bool:
         return all((self.root / "solutions" / lab.name / f).is_file() for f in lab.student_files)
 
-    def files(self) -> list[str]:
+    def is_git_checkout(self) -> bool:
+        return (self.root / ".git").exists() and shutil.which("git") is not None
+
+    def files(self, tracked_only: bool = False) -> list[str]:
         """The course's files, repository-relative: git's tracked and untracked-not-ignored files
-        where this is a git checkout, else every file under the root (build outputs left out)."""
-        if (self.root / ".git").exists() and shutil.which("git"):
-            result = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z", "--cached", "--others",
-                                     "--exclude-standard"], capture_output=True, check=False)
+        (tracked_only: git's tracked files alone) where this is a git checkout, else every file
+        under the root (build outputs left out)."""
+        if self.is_git_checkout():
+            others = [] if tracked_only else ["--others", "--exclude-standard"]
+            result = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z", "--cached", *others],
+                                    capture_output=True, check=False)
             if result.returncode == 0:
                 listed = [p for p in result.stdout.decode("utf-8", "replace").split("\0") if p]
                 return sorted(p for p in listed if (self.root / p).is_file() and not matches(p, ALWAYS_SKIPPED))
@@ -103,6 +113,12 @@ class Course:
     def edition_files(self, exclude: list[str]) -> list[str]:
         """The student edition: the course minus instructor-only files."""
         return [p for p in self.files() if not matches(p, exclude)]
+
+    def staging_files(self, lab: Lab, exclude: list[str]) -> list[str]:
+        """What a student's build tree is made of: git's tracked files only (an untracked key or
+        note never reaches a sandbox), minus `exclude`, and of the labs only the one graded."""
+        return [p for p in self.files(tracked_only=True) if not matches(p, exclude)
+                and not (p.startswith("labs/") and not p.startswith(f"labs/{lab.name}/"))]
 
 
 def matches(path: str, patterns) -> bool:

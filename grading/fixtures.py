@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Fixture submissions, made from the course tree at the time they are needed (so that no copy of
-a solution is stored): the CI cases that need no GPU to judge, and the lab 01 GPU cases.
+a solution is stored): the CI cases that need no GPU to judge, the student files the object check
+must refuse (compiled by nvcc in CI), and the GPU cases (each a reference solution with one defect).
 
 `python3 -m grading make-fixtures --out DIR [--gpu]` writes them for an instructor's dry run.
 """
@@ -10,17 +11,24 @@ from __future__ import annotations
 import io
 import tarfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .course import Course, Lab
 
 LAB01 = "01-matadd"
+LAB06 = "06-reduction"
+LAUNCHERS_MARK = "// The launchers: given"
 
 
 def _write(root: Path, rel: str, data: bytes) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
+
+
+def _complete(course: Course, lab: Lab) -> bool:
+    return all((course.root / d / lab.name / name).is_file() for d in ("labs", "solutions") for name in lab.student_files)
 
 
 def _lab_files(course: Course, lab: Lab, edition: str) -> dict[str, bytes]:
@@ -35,9 +43,15 @@ def _replace(text: bytes, old: str, new: str) -> bytes:
     return source.replace(old, new, 1).encode()
 
 
+def insert_before_launchers(text: bytes, snippet: str) -> bytes:
+    """The student file with `snippet` inserted just before the given launchers are included."""
+    return _replace(text, LAUNCHERS_MARK, snippet.rstrip("\n") + "\n\n" + LAUNCHERS_MARK)
+
+
 def make_basic(course: Course, out: Path, labs: list[Lab]) -> dict[str, Path]:
     """The cases CI judges without a GPU. Returns name -> path (folder or archive)."""
     out.mkdir(parents=True, exist_ok=True)
+    labs = [lab for lab in labs if _complete(course, lab)]
     made = {}
     solution = {k: v for lab in labs for k, v in _lab_files(course, lab, "solution").items()}
     starter = {k: v for lab in labs for k, v in _lab_files(course, lab, "starter").items()}
@@ -118,27 +132,269 @@ def make_basic(course: Course, out: Path, labs: list[Lab]) -> dict[str, Path]:
     return made
 
 
-# Lab 01 only: faults a GPU must judge. Each is the solution with one change.
-GPU_CASES = {
-    "wrong-result": [("if (i < count) c[i] = a[i] + b[i];", "if (i < count) c[i] = a[i] + 1.001f * b[i];")],
-    "out-of-bounds": [("if (i < count) c[i] = a[i] + b[i];",
-                       "if (i < count) c[i] = a[i] + b[i];\n    if (i == 0) c[count + (std::size_t{1} << 34)] = 1.0f;")],
-    "hang": [("const int col = blockIdx.x * blockDim.x + threadIdx.x;",
-              "// clock64() is volatile: unlike a spin on a register, ptxas cannot delete this loop.\n"
-              "    for (const long long start = clock64(); clock64() >= start;) {\n    }\n    const int col = blockIdx.x * blockDim.x + threadIdx.x;")],
-    "nan": [("c4[v] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);",
-             "c4[v] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, v == 3 ? __int_as_float(0x7fc00000) : x.w + y.w);")],
+# --- student files that the object check refuses (or accepts), compiled by nvcc in CI -------------
+@dataclass(frozen=True)
+class ObjectCase:
+    lab: str
+    snippet: str  # inserted before the given launchers of the lab's reference solution
+    expect: tuple[str, ...]  # substrings of the violations; () for a file that must pass
+    edits: tuple[tuple[str, str], ...] = ()  # (old, new) replacements in the solution besides
+
+
+# A static initializer that writes a results file claiming that every step passed fast, and ends
+# the process before the harness runs: the attack that a text scan let through.
+FORGED_RESULTS = r'''
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace matadd {
+namespace {
+
+// A fixture, not course code: what a hostile submission tried.
+struct ForgedResults {
+    ForgedResults() {
+        const char* path = std::getenv("LAB_RESULTS");
+        const char* seed = std::getenv("LAB_SEED");
+        if (path == nullptr || seed == nullptr) return;
+        if (std::FILE* out = std::fopen(path, "w")) {
+            std::fprintf(out, "{\"schema\": \"cuda-labs-results/1\", \"lab\": \"01-matadd\", \"seed\": %s, \"steps\": [", seed);
+            for (int step = 1; step <= 5; ++step) {
+                std::fprintf(out, "%s{\"id\": \"%d\", \"name\": \"\", \"correctness\": {\"status\": \"passed\"}, "
+                             "\"perf\": {\"status\": \"passed\", \"time_ms\": 0.001}}", step > 1 ? ", " : "", step);
+            }
+            std::fprintf(out, "]}\n");
+            std::fclose(out);
+        }
+        _exit(0);
+    }
+};
+ForgedResults forged_results;
+
+}  // namespace
+}  // namespace matadd
+'''
+
+# Plants links and a FIFO where the grader used to read and write (the run folder), then ends
+# the process: the grader must neither follow, block on, nor copy any of them.
+PLANTED_LINK = r'''
+#include <cstdlib>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace matadd {
+namespace {
+
+// A fixture, not course code: plants links where a grader might read or write as root.
+struct PlantLinks {
+    PlantLinks() {
+        const char* results = std::getenv("LAB_RESULTS");
+        const char* target = std::getenv("PLANTED_LINK_TARGET");
+        if (results == nullptr) return;
+        const std::string run = std::string(results).substr(0, std::string(results).rfind('/'));
+        const std::string secret = target != nullptr ? target : "/etc/shadow";
+        for (const char* name : {"output-correctness.log", "output-perf.log", "results-perf.json"}) {
+            unlink((run + "/" + name).c_str());
+            symlink(secret.c_str(), (run + "/" + name).c_str());
+        }
+        unlink(results);
+        symlink(secret.c_str(), results);
+        mkfifo((run + "/results-correctness-memcheck.json").c_str(), 0600);
+        symlink("/dev/zero", (run + "/results-correctness-racecheck.json").c_str());
+        _exit(0);
+    }
+};
+PlantLinks plant_links;
+
+}  // namespace
+}  // namespace matadd
+'''
+
+OBJECT_CASES = {
+    "forged-results": ObjectCase(LAB01, FORGED_RESULTS, ("calls `getenv`", "calls `fopen`", "static initializer")),
+    "planted-link": ObjectCase(LAB01, PLANTED_LINK, ("calls `symlink`", "calls `mkfifo`", "static initializer")),
+    "constructor-attribute": ObjectCase(LAB01, '''
+namespace matadd {
+namespace {
+volatile int started = 0;
+__attribute__((constructor)) void before_main() { started = 1; }
+}  // namespace
+}  // namespace matadd
+''', ("static initializer",)),
+    "destructor-attribute": ObjectCase(LAB01, '''
+namespace matadd {
+namespace {
+volatile int ended = 0;
+__attribute__((destructor)) void after_main() { ended = 1; }
+}  // namespace
+}  // namespace matadd
+''', ("static finalizer",)),
+    "interpose-libc": ObjectCase(LAB01, '''
+// Would replace the C library's function for the whole harness process.
+extern "C" int fsync(int fd) { return fd * 0; }
+''', ("defines `fsync`, a global symbol outside namespace matadd",)),
+    "replace-given-code": ObjectCase(LAB01, '''
+#include "large_case.hpp"
+namespace matadd {
+// The lab's own given device-side checker (large_case.cu), replaced by one that finds nothing wrong.
+SumCheck check_sum(const float*, std::size_t, std::uint32_t, std::uint32_t) { return {}; }
+void fill_pattern(float*, std::size_t, std::uint32_t) {}
+}  // namespace matadd
+''', ("which large_case.cu (given) defines too",)),
+    "inline-syscall": ObjectCase(LAB01, '''
+namespace matadd {
+namespace {
+__attribute__((used)) long raw_write(long fd, const void* data, long size) {
+    long result;
+    asm volatile("syscall" : "=a"(result) : "a"(1L), "D"(fd), "S"(data), "d"(size) : "rcx", "r11", "memory");
+    return result;
+}
+}  // namespace
+}  // namespace matadd
+''', ("inline assembly in host code", "system-call instruction (`syscall`)")),
+    "libc-syscall": ObjectCase(LAB01, '''
+#include <unistd.h>
+#include <sys/syscall.h>
+namespace matadd {
+namespace {
+__attribute__((used)) long leak(long fd) { return syscall(SYS_write, fd, "x", 1); }
+}  // namespace
+}  // namespace matadd
+''', ("calls `syscall`",)),
+    "macro-over-launchers": ObjectCase(LAB01, '''
+// Turns the launchers' launch checks into nothing.
+#undef CUDA_CHECK_LAUNCH
+#define CUDA_CHECK_LAUNCH() ((void)0)
+''', ("#undef `CUDA_CHECK_LAUNCH`", "#define `CUDA_CHECK_LAUNCH`")),
+    "namespace-cl": ObjectCase(LAB01, '''
+namespace cl {
+// A better match than the given blocks_for for the launchers' (std::size_t, int) calls.
+inline unsigned int blocks_for(std::size_t, int) { return 1; }
+}  // namespace cl
+''', ("opens `namespace cl`",)),
+    "undeclared-host-call": ObjectCase(LAB01, '''
+namespace matadd {
+namespace {
+__attribute__((used)) void* pinned(std::size_t bytes) {
+    void* p = nullptr;
+    return cudaMallocHost(&p, bytes) == cudaSuccess ? p : nullptr;
+}
+}  // namespace
+}  // namespace matadd
+''', ("calls `cudaMallocHost`",)),
+    # What honest students write must pass: device-side inline PTX, a host printf, a __device__
+    # helper and variable, a kernel of their own in the anonymous namespace.
+    "honest-extras": ObjectCase(LAB01, '''
+#include <cstdio>
+namespace matadd {
+namespace {
+__device__ unsigned int launches = 0;
+__device__ float twice(float x) { return 2.0f * x; }
+__global__ void count_launch_kernel() {
+    asm volatile("membar.gl;");
+    atomicAdd(&launches, 1U);
+}
+__attribute__((used)) void say(int step) { std::printf("step %d\\n", step); count_launch_kernel<<<1, 1>>>(); }
+}  // namespace
+}  // namespace matadd
+''', ()),
 }
 
 
-def make_gpu(course: Course, out: Path) -> dict[str, Path]:
-    lab = next(l for l in course.labs() if l.name == LAB01)
+def object_case_source(course: Course, case: ObjectCase) -> bytes:
+    lab = next(l for l in course.labs() if l.name == case.lab)
+    text = (course.root / "solutions" / lab.name / lab.student_files[0]).read_bytes()
+    for old, new in case.edits:
+        text = _replace(text, old, new)
+    return insert_before_launchers(text, case.snippet)
+
+
+# --- GPU cases: each a reference solution with one defect ------------------------------------------
+@dataclass(frozen=True)
+class GpuCase:
+    lab: str
+    edits: tuple[tuple[str, str], ...]
+    expect: str  # what the grade must show (gpu_fixtures.sh checks it)
+    snippet: str = ""
+
+
+MEMOIZE = '''// A fixture, not course code: remembers the (output, size) it has already written and returns
+// at once when asked again: the timed runs after the first do no work.
+__device__ const float* memo_c = nullptr;
+__device__ std::size_t memo_count = 0;
+__device__ unsigned int memo_blocks_done = 0;
+
+__device__ void remember_launch(const float* c, std::size_t count) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&memo_blocks_done, 1U) == gridDim.x - 1) {  // the last block of this launch
+            memo_c = c;
+            memo_count = count;
+            memo_blocks_done = 0;
+        }
+    }
+}
+
+__global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {
+    if (memo_c == c && memo_count == count) return;  // "done already"'''
+
+GPU_CASES = {
+    "wrong-result": GpuCase(LAB01, (("if (i < count) c[i] = a[i] + b[i];",
+                                     "if (i < count) c[i] = a[i] + 1.001f * b[i];"),),
+                            "01 step 1 loses its correctness points (wrong result)"),
+    "out-of-bounds": GpuCase(LAB01, (("if (i < count) c[i] = a[i] + b[i];",
+                                      "if (i < count) c[i] = a[i] + b[i];\n    if (i == 0) c[count + (std::size_t{1} << 34)] "
+                                      "= 1.0f;"),),
+                             "01 scores 0: a sticky CUDA error (illegal address)"),
+    "hang": GpuCase(LAB01, (("const int col = blockIdx.x * blockDim.x + threadIdx.x;",
+                             "// clock64() is volatile: unlike a spin on a register, ptxas cannot delete this loop.\n"
+                             "    for (const long long start = clock64(); clock64() >= start;) {\n    }\n"
+                             "    const int col = blockIdx.x * blockDim.x + threadIdx.x;"),),
+                    "01 scores 0: time limit exceeded"),
+    "nan": GpuCase(LAB01, (("c4[v] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);",
+                            "c4[v] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, v == 3 ? __int_as_float(0x7fc00000) "
+                            ": x.w + y.w);"),),
+                   "01 step 4 loses its correctness points (NaN)"),
+    "memoize": GpuCase(LAB01, (("__global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {",
+                                MEMOIZE),
+                               ("if (i < count) c[i] = a[i] + b[i];",
+                                "if (i < count) c[i] = a[i] + b[i];\n    remember_launch(c, count);")),
+                       "01 step 1 gets no performance points (its timed runs did no work)"),
+    "one-past-end": GpuCase(LAB01, (("if (i < count) c[i] = a[i] + b[i];", "if (i <= count) c[i] = a[i] + b[i];"),),
+                            "01 step 1 loses its correctness points (a write one past the end: guard band or "
+                            "memcheck)"),
+    "warp-race": GpuCase(LAB06, (("        sum += partial[tid + s];\n        __syncwarp();  // every lane has read level s ...\n"
+                                  "        partial[tid] = sum;\n        __syncwarp();  // ... before any lane's write of level s "
+                                  "is read at level s / 2\n",
+                                  "        sum += partial[tid + s];\n        partial[tid] = sum;  // no __syncwarp: a race\n"),),
+                         "06 steps 5, 6 and 7 lose their correctness points (racecheck: the last warp's race)"),
+    "missing-barrier": GpuCase(LAB06, (("    for (unsigned int s = blockDim.x / 2; s > 0; s /= 2) {\n"
+                                        "        if (tid < s) partial[tid] += partial[tid + s];\n        __syncthreads();\n    }",
+                                        "    for (unsigned int s = blockDim.x / 2; s > 0; s /= 2) {\n"
+                                        "        if (tid < s) partial[tid] += partial[tid + s];  // no barrier: a race\n    }"),),
+                               "06 step 3 loses its correctness points (racecheck: a missing __syncthreads)"),
+    "forged-results": GpuCase(LAB01, (), "01 scores 0 before it runs: the object check names getenv/fopen and the "
+                                         "static initializer", FORGED_RESULTS),
+    "planted-link": GpuCase(LAB01, (), "01 scores 0 (graded with object_check review): no results through the links; "
+                                       "the secret is in no report; the grader does not hang", PLANTED_LINK),
+}
+
+
+def make_gpu(course: Course, out: Path, names: list[str] | None = None) -> dict[str, Path]:
     made = {}
-    for name, edits in GPU_CASES.items():
+    labs = {l.name: l for l in course.labs()}
+    for name, case in GPU_CASES.items():
+        if names is not None and name not in names:
+            continue
+        lab = labs[case.lab]
         files = _lab_files(course, lab, "solution")
-        rel = f"labs/{lab.name}/matadd.cu"
-        for old, new in edits:
+        rel = f"labs/{lab.name}/{lab.student_files[0]}"
+        for old, new in case.edits:
             files[rel] = _replace(files[rel], old, new)
+        if case.snippet:
+            files[rel] = insert_before_launchers(files[rel], case.snippet)
         made[name] = out / name
         for path, data in files.items():
             _write(made[name], path, data)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, StepGrade
@@ -27,7 +28,7 @@ def _points(value: float) -> str:
 
 def _verdict_word(step: StepGrade) -> str:
     return {"passed": "pass", "not_implemented": "not implemented", "wrong": "WRONG", "error": "ERROR",
-            "skipped": "not run", "missing": "missing", "not_run": "-"}.get(step.correctness_status,
+            "skipped": "not run", "missing": "missing", "not_run": "-", "sanitizer": "SANITIZER"}.get(step.correctness_status,
                                                                           step.correctness_status)
 
 
@@ -100,7 +101,7 @@ def gradescope(grade, visibility: str = "visible", stdout_visibility: str = "hid
     if not grade.complete:
         notes.append("**This grade is incomplete**: some labs could not be graded (see below). No points were "
                      "awarded for them; your instructor will regrade.")
-    notes += [f"- {w}" for w in grade.warnings]
+    notes += [f"- {md(w)}" for w in grade.warnings]
     if grade.taken and grade.taken.ignored_count:
         notes.append(f"{grade.taken.ignored_count} file(s) in the submission were ignored (only the lab files "
                      "listed in each lab.json are graded).")
@@ -118,9 +119,11 @@ def gradescope(grade, visibility: str = "visible", stdout_visibility: str = "hid
 def _lab_text(lab: LabGrade) -> str:
     text = f"{STATE_WORDS[lab.state]}: {lab.score:g} / {lab.max_score:g}"
     if lab.reason:
-        text += f"\n\n{lab.reason}"
+        text += f"\n\n{md(lab.reason)}"
+    if lab.review_flags:
+        text += "\n\n" + "\n".join(f"- {md(flag)}" for flag in lab.review_flags)
     if _show_build_log(lab):
-        text += "\n\n```\n" + lab.build_log[-3000:] + "\n```"
+        text += "\n\n" + "\n".join(fenced(lab.build_log[-3000:]))
     return text
 
 
@@ -129,13 +132,13 @@ def _step_text(lab: LabGrade, step: StepGrade) -> str:
     if step.performance_max:
         lines.append(f"performance: {_points(step.performance_points)}/{_points(step.performance_max)}"
                      + (f", {step.ratio:.2f} x the reference's speed" if step.ratio is not None else ""))
-    lines += [f"- {r}" for r in step.reasons]
-    return "\n".join(lines)
+    lines += [f"- {md(r)}" for r in step.reasons]
+    return "\n\n".join(lines[:2]) + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")
 
 
 # --- Markdown report ------------------------------------------------------------------------------
 def markdown(grade) -> str:
-    out = [f"# Grade report: {grade.submission_id}", ""]
+    out = [f"# Grade report: {md(grade.submission_id)}", ""]
     out.append(f"**Total: {_points(grade.score)} / {_points(grade.max_score)}**"
                + ("" if grade.complete else "  (INCOMPLETE: some labs were not graded, see below)"))
     out.append("")
@@ -146,11 +149,11 @@ def markdown(grade) -> str:
                    f"{_cell(lab.reason)} |")
     out.append("")
     for lab in grade.labs:
-        out.append(f"## {lab.lab}: {lab.title}".rstrip(": "))
+        out.append(f"## {lab.lab}: {md(lab.title)}".rstrip(": "))
         out.append("")
         out.append(f"{STATE_WORDS[lab.state]}: **{_points(lab.score)} / {_points(lab.max_score)}**"
-                   + (f". {lab.reason}" if lab.reason else ""))
-        facts = [f"seed {lab.seed}" if lab.seed is not None else "", lab.device, f"{lab.seconds:.0f} s"]
+                   + (f". {md(lab.reason)}" if lab.reason else ""))
+        facts = [f"seed {lab.seed}" if lab.seed is not None else "", md(lab.device), f"{lab.seconds:.0f} s"]
         out.append("")
         out.append("(" + ", ".join(f for f in facts if f) + ")")
         out.append("")
@@ -159,7 +162,7 @@ def markdown(grade) -> str:
                        "points | max |")
             out.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
             for s in lab.steps:
-                throughput = f"{_fmt(s.throughput, 4)} {s.unit}" if s.throughput is not None else "-"
+                throughput = f"{_fmt(s.throughput, 4)} {_cell(s.unit)}" if s.throughput is not None else "-"
                 out.append(f"| {s.id} | {_cell(s.name)} | {_verdict_word(s)} | {_fmt(s.time_ms, 4)} | {throughput} | "
                            f"{_fmt(s.reference_time_ms, 4)} | {_fmt(s.ratio, 3, ' x')} | "
                            f"{_points(s.score if lab.state == GRADED else 0)} | {_points(s.max_score)} |")
@@ -168,12 +171,12 @@ def markdown(grade) -> str:
             if lost:
                 out.append("Points lost:")
                 out.append("")
-                out += [f"- step {s.id}: {r}" for s, r in lost]
+                out += [f"- step {md(s.id)}: {md(r)}" for s, r in lost]
                 out.append("")
         if lab.review_flags:
-            out.append("For the instructor's review (no points depend on this):")
+            out.append("For the instructor's review:")
             out.append("")
-            out += [f"- {flag}" for flag in lab.review_flags]
+            out += [f"- {md(flag)}" for flag in lab.review_flags]
             out.append("")
         if _show_build_log(lab):
             out += _folded("Build log (end)", lab.build_log)
@@ -183,7 +186,7 @@ def markdown(grade) -> str:
     if taken is not None:
         out.append("## The submission")
         out.append("")
-        out.append(f"Read as a {taken.kind}; graded folder: `{taken.root or './'}` ({taken.layout}). Only the files "
+        out.append(f"Read as a {md(taken.kind)}; graded folder: {md(taken.root or './')} ({taken.layout}). Only the files "
                    "each lab's lab.json lists were taken; the harness, common/ and the build files are the course's.")
         out.append("")
         if taken.ignored_count:
@@ -196,16 +199,33 @@ def markdown(grade) -> str:
     if grade.warnings:
         out.append("## Warnings")
         out.append("")
-        out += [f"- {w}" for w in grade.warnings]
+        out += [f"- {md(w)}" for w in grade.warnings]
         out.append("")
-    out.append(f"Sandbox: {grade.sandbox}. Seeds: {grade.seed_mode}.")
+    out.append(f"Sandbox: {md(grade.sandbox)}. Seeds: {grade.seed_mode}.")
     out.append("")
     return "\n".join(out)
 
 
 def _folded(title: str, text: str) -> list[str]:
     """The end of a long log, folded away in a <details> block of the Markdown report."""
-    return [f"<details><summary>{title}</summary>", "", "```", text[-4000:], "```", "", "</details>", ""]
+    return [f"<details><summary>{title}</summary>", "", *fenced(text[-4000:]), "", "</details>", ""]
+
+
+def fenced(text: str) -> list[str]:
+    """A code block that the text cannot close: its fence is longer than any run of backticks
+    or tildes in the text (CommonMark closes a fence only with one at least as long)."""
+    longest = max([len(r) for r in re.findall(r"`+|~+", text)] + [0])
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", text.replace("\r", ""), fence]
+
+
+MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
+
+
+def md(text) -> str:
+    """Text from a submission or a harness, made inert in Markdown: no emphasis, link, image,
+    HTML, code span or table cell of its own; one line."""
+    return MD_SPECIAL.sub(r"\\\1", str(text)).replace("\r", " ").replace("\n", " ")
 
 
 def _show_build_log(lab: LabGrade) -> bool:
@@ -214,14 +234,14 @@ def _show_build_log(lab: LabGrade) -> bool:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md(text)
 
 
 # --- writing one submission's outputs -------------------------------------------------------------
 def write_all(grade, out_dir: Path, config, gradescope_path: Path | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary(grade), indent=1) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(markdown(grade), encoding="utf-8")
+    (out_dir / "report.md").write_text(markdown(grade), encoding="utf-8", errors="replace")
     results = gradescope(grade, config.gradescope["visibility"], config.gradescope["stdout_visibility"])
     text = json.dumps(results, indent=1) + "\n"
     for path in [out_dir / "results.json"] + ([gradescope_path] if gradescope_path else []):
@@ -243,10 +263,12 @@ def find_summaries(directories: list[Path]) -> list[Path]:
     return found
 
 
-def gradebook(summaries: list[dict]) -> str:
+def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str:
     """One row per student, one column per lab, the total; not-graded labs are left empty and named
-    in the notes column, so that a spreadsheet never mistakes them for zeros."""
-    labs = sorted({lab for s in summaries for lab in s.get("labs", {})})
+    in the notes column, so that a spreadsheet never mistakes them for zeros. refused: (name, why)
+    of submissions that were not graded at all (a row with empty cells and the reason)."""
+    summaries = [s for s in summaries if isinstance(s, dict) and isinstance(s.get("labs", {}), dict)]
+    labs = sorted({str(lab) for s in summaries for lab in s.get("labs", {})})
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student", *labs, "total", "max_total", "complete", "notes"])
@@ -268,6 +290,8 @@ def gradebook(summaries: list[dict]) -> str:
         row += [_points(s.get("score", 0)), _points(max_total), "yes" if s.get("complete") else "no",
                 _csv_safe("; ".join(notes))]
         writer.writerow(row)
+    for name, why in refused:
+        writer.writerow([_csv_safe(name), *([""] * len(labs)), "", "", "no", _csv_safe(why)])
     return buffer.getvalue()
 
 

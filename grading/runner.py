@@ -11,16 +11,22 @@ import json
 import math
 import os
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import safeio
 from .course import Lab
 from .sandbox import RunResult, Sandbox, read_tail
 
 SCHEMA = "cuda-labs-results/1"
 EXIT_SKIP = 77  # the harness found no usable GPU
 STATUSES = ("passed", "not_implemented", "wrong", "error", "skipped")
+RESULTS_MAX = 4 << 20  # bytes: a results file is a few KiB
+# Every grading build: line numbers in the device code, so that compute-sanitizer can name the
+# source line of a finding (-lineinfo changes no generated code).
+GRADING_CUDA_ARGS = "-lineinfo"
 
 
 @dataclass
@@ -56,7 +62,8 @@ class HarnessRun:
 
 def meson_setup_args(build_dir: Path, source_dir: Path, lab: Lab, labs_from: str, gpu_arch: str) -> list[str]:
     return ["meson", "setup", str(build_dir), str(source_dir), f"-Dlabs={lab.name}", f"-Dlabs_from={labs_from}",
-            f"-Dgpu_arch={gpu_arch}", "--buildtype=release", "--wrap-mode=nodownload"]
+            f"-Dgpu_arch={gpu_arch}", "--buildtype=release", "--wrap-mode=nodownload",
+            f"-Dcuda_args={GRADING_CUDA_ARGS}"]
 
 
 def harness_path(build_dir: Path, lab: Lab) -> Path:
@@ -73,8 +80,9 @@ def _first_error(log: str) -> str:
 
 def build(sandbox: Sandbox | None, source_dir: Path, build_dir: Path, lab: Lab, labs_from: str, gpu_arch: str,
           timeout: float, log_path: Path, rw: list[Path] = (), ro: list[Path] = (), env: dict | None = None,
-          trusted: bool = False) -> Build:
-    """meson setup + ninja for one lab. sandbox None: a trusted build (the reference)."""
+          trusted: bool = False, uid: int | None = None) -> Build:
+    """meson setup + ninja for one lab. sandbox None: a trusted build (the reference). The log goes
+    to log_path (a place of the grader's); uid: the unprivileged user of this lab's runs."""
     start = time.monotonic()
     steps = [meson_setup_args(build_dir, source_dir, lab, labs_from, gpu_arch),
              ["ninja", "-C", str(build_dir), f"labs/{lab.name}/{lab.harness}"]]
@@ -84,14 +92,14 @@ def build(sandbox: Sandbox | None, source_dir: Path, build_dir: Path, lab: Lab, 
         if left <= 1:
             return Build(False, None, f"build time limit of {timeout:.0f} s exceeded", "\n".join(log),
                          time.monotonic() - start)
-        result = _run(sandbox, argv, source_dir, left, rw, ro, env, build_dir.parent / f"{argv[0]}-output.log", trusted)
+        result = _run(sandbox, argv, source_dir, left, rw, ro, env, None, trusted, uid)
         log.append(f"$ {' '.join(argv)}\n{result.output}")
         if result.timed_out:
             return Build(False, None, f"build time limit of {timeout:.0f} s exceeded", "\n".join(log),
                          time.monotonic() - start)
         if result.returncode != 0:
             what = "configuring the build failed" if argv[0] == "meson" else "compile error"
-            first = _first_error(result.output)
+            first = _first_error(result.output).replace(str(source_dir) + "/", "")
             return Build(False, None, what + (f": {first}" if first else ""), "\n".join(log),
                          time.monotonic() - start, infrastructure=argv[0] == "meson")
     log_path.write_text("\n".join(log), encoding="utf-8", errors="replace")
@@ -101,57 +109,96 @@ def build(sandbox: Sandbox | None, source_dir: Path, build_dir: Path, lab: Lab, 
     return Build(True, exe, "", "\n".join(log), time.monotonic() - start)
 
 
-def _run(sandbox, argv, cwd, timeout, rw, ro, env, output_path, trusted=False) -> RunResult:
+def _run(sandbox, argv, cwd, timeout, rw, ro, env, output_path, trusted=False, uid=None) -> RunResult:
+    """A command in the sandbox, or (sandbox None: the course's own trusted code, e.g. the
+    reference's build) directly. The output goes to output_path, or a private temporary file."""
     if sandbox is not None:
         return sandbox.run(argv, cwd=cwd, timeout=timeout, rw=rw, ro=ro, env=env, output_path=output_path,
-                           trusted=trusted)
+                           trusted=trusted, uid=uid)
     start = time.monotonic()
-    with open(output_path, "wb") as out:
+    with (open(output_path, "w+b") if output_path else tempfile.TemporaryFile()) as out:
         try:
             process = subprocess.Popen(argv, cwd=str(cwd), stdout=out, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
                                        start_new_session=True)
         except OSError as error:
             out.write(f"grader: cannot start {argv[0]}: {error}\n".encode())
-            return RunResult(None, False, 0.0, read_tail(output_path), output_path)
+            out.flush()
+            return RunResult(None, False, 0.0, read_tail(out.fileno()), output_path)
         try:
             process.wait(timeout=timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
             timed_out = True
-    return RunResult(process.returncode, timed_out, time.monotonic() - start, read_tail(output_path), output_path)
+        try:
+            os.killpg(process.pid, 9)  # on time-out, and whatever it left behind
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+        out.flush()
+        return RunResult(process.returncode, timed_out, time.monotonic() - start, read_tail(out.fileno()),
+                         output_path)
 
 
 def run_harness(sandbox: Sandbox, exe: Path, lab: Lab, seed: int, suite: str, work_dir: Path, timeout: float,
-                ro: list[Path], extra_args: list[str] = (), trusted: bool = False) -> HarnessRun:
+                ro: list[Path], extra_args: list[str] = (), trusted: bool = False, log_path: Path | None = None,
+                uid: int | None = None, wrapper: list[str] = (), extra_env: dict | None = None,
+                tag: str = "") -> tuple[HarnessRun, RunResult]:
     """One harness process: `suite` is "correctness" or "perf". The seed goes in the environment of
-    this process only, after the build, and is checked against the results it writes."""
-    results_path = work_dir / f"results-{suite}.json"
-    results_path.unlink(missing_ok=True)
-    output_path = work_dir / f"output-{suite}.log"
-    argv = [str(exe), f"-ts={suite}", *extra_args]
-    env = {"LAB_SEED": str(seed), "LAB_RESULTS": str(results_path), "HOME": str(work_dir), "TMPDIR": str(work_dir)}
-    result = sandbox.run(argv, cwd=work_dir, timeout=timeout, rw=[work_dir], ro=ro, env=env, output_path=output_path,
-                         trusted=trusted)
-    run = interpret(result, results_path, lab, seed, timeout)
-    return run
+    this process only, after the build, and is checked against the results it writes. The run can
+    write work_dir only; the grader reads its results file from a descriptor of work_dir opened
+    before the run, without following links, FIFOs or devices, at most RESULTS_MAX bytes.
+    wrapper: a command the harness runs under (compute-sanitizer)."""
+    name = f"results-{suite}{tag}.json"
+    results_path = work_dir / name
+    work_fd = safeio.open_dir(work_dir)
+    try:
+        try:
+            os.unlink(name, dir_fd=work_fd)
+        except FileNotFoundError:
+            pass
+        argv = [*wrapper, str(exe), f"-ts={suite}", *extra_args]
+        env = {"LAB_SEED": str(seed), "LAB_RESULTS": str(results_path), "HOME": str(work_dir),
+               "TMPDIR": str(work_dir), **(extra_env or {})}
+        result = sandbox.run(argv, cwd=work_dir, timeout=timeout, rw=[work_dir], ro=ro, env=env,
+                             output_path=log_path, trusted=trusted, uid=uid)
+        data, problem = read_results(work_fd, name)
+    finally:
+        os.close(work_fd)
+    return interpret(result, data, problem, lab, seed, timeout), result
 
 
-def interpret(result: RunResult, results_path: Path, lab: Lab, seed: int, timeout: float) -> HarnessRun:
+def read_results(dir_fd: int, name: str) -> tuple[bytes | None, str]:
+    """The results file's bytes, or (None, why not)."""
+    try:
+        data = safeio.read_regular(Path(name), RESULTS_MAX, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None, "the harness wrote no results file"
+    except safeio.UnsafeFile as error:
+        return None, f"the results file is unusable: {error}"
+    except OSError as error:
+        return None, f"the results file cannot be read ({error.strerror or error})"
+    if len(data) > RESULTS_MAX:
+        return None, "the results file is implausibly large"
+    return data, ""
+
+
+def interpret(result: RunResult, data: bytes | None, problem: str, lab: Lab, seed: int,
+              timeout: float) -> HarnessRun:
     """What one harness process did, as a grader can trust it."""
     output = result.output
     if result.timed_out:
         return HarnessRun("failed", f"time limit of {timeout:.0f} s exceeded (a kernel or loop that never ends?)",
                           output=output, seconds=result.seconds)
-    data, problem = load_results(results_path, lab, seed)
+    data, problem = load_results(data, problem, lab, seed)
     if result.returncode == EXIT_SKIP:
         why = (data or {}).get("skipped") or "the harness found no usable GPU"
         return HarnessRun("no_gpu", f"not graded: no GPU ({why})", output=output, seconds=result.seconds)
     if result.returncode not in (0, 1):
         if result.returncode is None:
             reason = "the harness could not be started"
+        elif result.memory_exceeded:
+            reason = "killed: the run reached its memory limit"
         elif result.signal_name == "SIGKILL":
             reason = "killed (SIGKILL): out of memory, or the memory limit was reached"
         elif result.signal_name == "SIGXFSZ":
@@ -168,25 +215,25 @@ def interpret(result: RunResult, results_path: Path, lab: Lab, seed: int, timeou
         return HarnessRun("failed", reason, output=output, seconds=result.seconds)
     if data is None:
         return HarnessRun("failed", f"no usable results: {problem}", output=output, seconds=result.seconds)
-    run = HarnessRun("ok", output=output, seconds=result.seconds, device=str(data.get("device", "")),
-                     roof=data.get("roof") if isinstance(data.get("roof"), dict) else None,
-                     problem=str(data.get("problem", "")))
+    run = HarnessRun("ok", output=output, seconds=result.seconds, device=str(data.get("device", ""))[:200],
+                     roof=None, problem=str(data.get("problem", ""))[:500])
     for step in data["steps"]:
+        if step["id"] in run.steps:
+            continue  # the first record of an id counts
         run.steps[step["id"]] = StepResult(step["id"], step["name"], step["correctness"], step["perf"])
         run.order.append(step["id"])
     return run
 
 
-def load_results(path: Path, lab: Lab, seed: int) -> tuple[dict | None, str]:
-    """The results file if it is well-formed and comes from this run, else (None, why)."""
+def load_results(raw: bytes | None, problem: str, lab: Lab, seed: int) -> tuple[dict | None, str]:
+    """The results if they are well-formed and come from this run, else (None, why)."""
+    if raw is None:
+        return None, problem or "the harness wrote no results file"
     try:
-        if path.is_symlink() or not path.is_file():
-            return None, "the harness wrote no results file"
-        if path.stat().st_size > 4 << 20:
-            return None, "the results file is implausibly large"
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        return None, f"the results file is not valid JSON ({error})"
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as error:
+        what = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
+        return None, f"the results file is not valid JSON ({what})"
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None, f"the results file is not {SCHEMA}"
     if data.get("lab") != lab.name:
@@ -196,11 +243,13 @@ def load_results(path: Path, lab: Lab, seed: int) -> tuple[dict | None, str]:
     steps = data.get("steps")
     if not isinstance(steps, list):
         return None, "the results file has no step list"
+    if len(steps) > 1000:
+        return None, "the results file lists implausibly many steps"
     clean = []
     for step in steps:
-        if not isinstance(step, dict) or not isinstance(step.get("id"), str):
+        if not isinstance(step, dict) or not isinstance(step.get("id"), str) or len(step["id"]) > 40:
             return None, "a step in the results file has no id"
-        clean.append({"id": step["id"], "name": str(step.get("name", "")),
+        clean.append({"id": step["id"], "name": str(step.get("name", ""))[:200],
                       "correctness": _verdict(step.get("correctness")), "perf": _perf(step.get("perf"))})
     data["steps"] = clean
     return data, ""
@@ -209,7 +258,7 @@ def load_results(path: Path, lab: Lab, seed: int) -> tuple[dict | None, str]:
 def _verdict(value) -> dict | None:
     if not isinstance(value, dict) or value.get("status") not in STATUSES:
         return None
-    return {"status": value["status"], "message": str(value.get("message", ""))}
+    return {"status": value["status"], "message": str(value.get("message", ""))[:2000]}
 
 
 def _number(value) -> float | None:
@@ -223,6 +272,6 @@ def _perf(value) -> dict | None:
     if verdict is None:
         return None
     verdict.update({"time_ms": _number(value.get("time_ms")), "throughput": _number(value.get("throughput")),
-                    "unit": str(value.get("unit", "")), "percent_of_roof": _number(value.get("percent_of_roof")),
-                    "variant": str(value.get("variant", ""))})
+                    "unit": str(value.get("unit", ""))[:40], "percent_of_roof": _number(value.get("percent_of_roof")),
+                    "variant": str(value.get("variant", ""))[:200]})
     return verdict

@@ -11,7 +11,7 @@ from .config import StepRule
 GRADED = "graded"  # the harness ran; steps scored
 FAILED = "failed"  # build error, crash, hang, out of memory: every step 0, with the reason
 NOT_SUBMITTED = "not_submitted"  # the lab's files are not in the submission
-NOT_GRADED = "not_graded"  # no GPU or the reference failed: no points either way, the grade is incomplete
+NOT_GRADED = "not_graded"  # a fault of the grading machine (no GPU, the reference failed): no points, incomplete
 
 
 @dataclass
@@ -123,6 +123,7 @@ def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dic
 def _say(status: str) -> str:
     return {"not_implemented": "not implemented", "wrong": "wrong", "error": "a CUDA error or exception",
             "skipped": "not run (an earlier CUDA error broke the GPU context)", "missing": "missing",
+            "sanitizer": "compute-sanitizer found an error",
             "not_run": "not run"}.get(status, status)
 
 

@@ -1,27 +1,24 @@
 # SPDX-License-Identifier: MIT
 """A student's submission (a folder, a .zip or a .tar[.gz|.bz2|.xz]) read without trusting it.
 
-Nothing from a submission is ever extracted by its own names: entries are listed, unsafe ones
-(absolute paths, '..', links, devices) are rejected with a reason, and only the files a lab
-declares in lab.json are read (size-capped) and copied, under names the grader builds itself.
-Everything else is compared with the course and reported as ignored.
+Nothing from a submission is ever extracted: a limited child process (grading/archive.py) reads
+it member by member and reports names, sizes, digests and the content of the lab files only.
+Unsafe entries (absolute paths, '..', links, devices, names that are not UTF-8) are rejected with
+a reason, and only the files a lab declares in lab.json are used, under names the grader builds
+itself. Everything else is compared with the course (by digest) and reported as ignored.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import os
-import stat
-import tarfile
-import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
+from .archive import Limits, read_submission
 from .course import ALWAYS_SKIPPED, Course, Lab, is_safe_relative, matches
 
-MAX_ENTRIES = 50_000
 MAX_STUDENT_FILE = 2 << 20  # bytes; a lab source file is a few KiB
 MAX_COMPARED_FILE = 4 << 20
 LISTED_MAX = 100  # ignored files listed by name in the report; the rest are counted
@@ -35,7 +32,13 @@ class SubmissionError(RuntimeError):
 class Entry:
     path: str  # normalised, relative, '/'-separated
     size: int
-    read: Callable[[int], bytes]  # read(limit) -> at most limit + 1 bytes
+    data: bytes | None = None  # the content, for the lab files (None: not read, or too large)
+    sha256: str | None = None  # None: too large to compare
+
+    def read(self, limit: int) -> bytes:
+        if self.data is None:
+            raise SubmissionError("its content could not be read")
+        return self.data[: limit + 1]
 
 
 @dataclass
@@ -55,104 +58,21 @@ def _normalise(name: str) -> str | None:
     return name if is_safe_relative(name) else None
 
 
-def _add(listing: Listing, name: str, size: int, read) -> None:
-    path = _normalise(name)
-    if path is None:
-        listing.rejected.append(f"{name!r}: unsafe path (absolute, '..' or odd characters), not read")
-    elif len(listing.entries) >= MAX_ENTRIES:
-        raise SubmissionError(f"more than {MAX_ENTRIES} files: not a course repository")
-    else:
-        listing.entries.append(Entry(path, size, read))
-
-
-def list_submission(path: Path) -> Listing:
-    path = Path(path)
-    if path.is_symlink():
-        raise SubmissionError(f"{path.name} is a symbolic link")
-    if path.is_dir():
-        return _list_folder(path)
-    if not path.is_file():
-        raise SubmissionError(f"{path} does not exist")
-    if zipfile.is_zipfile(path):
-        return _list_zip(path)
-    try:
-        if tarfile.is_tarfile(path):
-            return _list_tar(path)
-    except (OSError, tarfile.TarError) as error:
-        raise SubmissionError(f"cannot read the archive: {error}") from error
-    raise SubmissionError(f"{path.name} is neither a folder nor a zip or tar archive")
-
-
-def _list_folder(root: Path) -> Listing:
-    listing = Listing(kind="folder")
-    for directory, subdirs, names in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(directory, root)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        kept = []
-        for d in sorted(subdirs):
-            if os.path.islink(os.path.join(directory, d)):
-                listing.rejected.append(f"{rel_dir + d}: symbolic link, not followed")
-            elif d != ".git":
-                kept.append(d)
-        subdirs[:] = kept
-        for name in sorted(names):
-            full = os.path.join(directory, name)
-            info = os.lstat(full)
-            if not stat.S_ISREG(info.st_mode):
-                listing.rejected.append(f"{rel_dir + name}: not a regular file (link or device), not read")
-                continue
-
-            def read(limit, full=full):
-                fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-                with os.fdopen(fd, "rb") as handle:
-                    return handle.read(limit + 1)
-
-            _add(listing, rel_dir + name, info.st_size, read)
-    return listing
-
-
-def _list_zip(path: Path) -> Listing:
-    listing = Listing(kind="zip")
-    try:
-        archive = zipfile.ZipFile(path)
-        infos = archive.infolist()
-    except (OSError, zipfile.BadZipFile, ValueError) as error:
-        raise SubmissionError(f"cannot read the zip archive: {error}") from error
-    for info in infos:
-        if info.is_dir():
+def list_submission(path: Path, wanted: set[str] | None = None, limits: Limits | None = None) -> Listing:
+    """Every entry of the submission (read in a limited child process). wanted: the file names
+    (the lab files) whose content is read. Raises SubmissionError when it cannot be read at all."""
+    read = read_submission(Path(path), wanted or set(), limits or Limits())
+    if read.error:
+        raise SubmissionError(read.error)
+    listing = Listing(kind=read.kind, rejected=list(read.rejected))
+    for item in read.entries:
+        name = str(item.get("path", ""))
+        safe = _normalise(name)
+        if safe is None:
+            listing.rejected.append(f"{name!r}: unsafe path (absolute, '..' or odd characters), not read")
             continue
-        mode = info.external_attr >> 16  # Unix mode bits, where the zip was made on Unix
-        if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
-            listing.rejected.append(f"{info.filename}: not a regular file (link or device), not read")
-            continue
-
-        def read(limit, info=info):
-            with archive.open(info) as handle:
-                return handle.read(limit + 1)
-
-        _add(listing, info.filename, info.file_size, read)
-    return listing
-
-
-def _list_tar(path: Path) -> Listing:
-    listing = Listing(kind="tar")
-    try:
-        archive = tarfile.open(path)
-        members = archive.getmembers()
-    except (OSError, tarfile.TarError, EOFError) as error:
-        raise SubmissionError(f"cannot read the tar archive: {error}") from error
-    for member in members:
-        if member.isdir():
-            continue
-        if not member.isreg():
-            listing.rejected.append(f"{member.name}: not a regular file (link or device), not read")
-            continue
-
-        def read(limit, member=member):
-            handle = archive.extractfile(member)
-            return b"" if handle is None else handle.read(limit + 1)
-
-        _add(listing, member.name, member.size, read)
+        data = base64.b64decode(item["data"]) if item.get("data") is not None else None
+        listing.entries.append(Entry(safe, int(item.get("size") or 0), data, item.get("sha256")))
     return listing
 
 
@@ -213,15 +133,17 @@ def _locate_root(entries: list[Entry], labs: list[Lab]) -> tuple[str, str, Count
     return layout, root, votes
 
 
-def take(submission: Path, course: Course, labs: list[Lab], edition: list[str]) -> Taken:
+def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], limits: Limits | None = None) -> Taken:
     """Reads the lab files of `labs` from the submission and lists everything it ignores.
-    Never raises on a bad submission: Taken.error says what was wrong."""
+    Never raises on a bad submission: Taken.error says what was wrong (and every lab is then
+    graded as unreadable, with that reason)."""
+    wanted = {PurePosixPath(f).name for lab in course.labs() for f in lab.student_files}
     try:
-        listing = list_submission(submission)
+        listing = list_submission(submission, wanted, limits)
     except SubmissionError as error:
         taken = Taken(kind="unreadable", root="", layout="repository", error=str(error))
         for lab in labs:
-            taken.labs[lab.name] = LabFiles(lab.name, missing=list(lab.student_files))
+            taken.labs[lab.name] = LabFiles(lab.name, problems=[f"the submission could not be read: {error}"])
         return taken
     layout, root, votes = _locate_root(listing.entries, labs)
     taken = Taken(kind=listing.kind, root=root, layout=layout)
@@ -253,9 +175,12 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str]) 
             if entry is None:
                 files.missing.append(name)
                 continue
+            if entry.size > MAX_STUDENT_FILE:
+                files.problems.append(f"{name}: larger than {MAX_STUDENT_FILE >> 20} MiB")
+                continue
             try:
                 data = entry.read(MAX_STUDENT_FILE)
-            except Exception as error:  # a damaged or encrypted member: the lab gets the reason
+            except SubmissionError as error:  # a damaged or encrypted member: the lab gets the reason
                 files.problems.append(f"{name}: cannot be read ({error})")
                 continue
             if len(data) > MAX_STUDENT_FILE:
@@ -294,11 +219,11 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str]) 
 
 
 def _differs(entry: Entry, course_file: Path) -> bool:
-    if entry.size > MAX_COMPARED_FILE:
+    if entry.sha256 is None or entry.size > MAX_COMPARED_FILE:
         return True
     try:
-        return entry.read(MAX_COMPARED_FILE) != course_file.read_bytes()
-    except Exception:
+        return entry.sha256 != hashlib.sha256(course_file.read_bytes()).hexdigest()
+    except OSError:
         return True
 
 

@@ -4,12 +4,13 @@ every starter builds and reports every step "not implemented" (--expect=not-impl
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import runner
+from . import runner, safeio
 from .course import Course, Lab
 from .seeds import Seeds
 
@@ -31,7 +32,12 @@ def _run(exe: Path, lab: Lab, work: Path, seed: int, args: list[str], name: str,
     results.unlink(missing_ok=True)
     result = runner._run(None, [str(exe), *args], work, timeout, (), (),
                          {"LAB_SEED": str(seed), "LAB_RESULTS": str(results)}, work / f"{name}.log")
-    return result, runner.interpret(result, results, lab, seed, timeout)
+    work_fd = safeio.open_dir(work)
+    try:
+        data, problem = runner.read_results(work_fd, results.name)
+    finally:
+        os.close(work_fd)
+    return result, runner.interpret(result, data, problem, lab, seed, timeout)
 
 
 def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeout: float,

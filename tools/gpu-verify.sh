@@ -17,8 +17,10 @@ for flavour in starter solution; do
   meson setup "/tmp/verify-$flavour" -Dgpu_arch="$arch" -Dlabs_from="$flavour" ${LABS:+-Dlabs=$LABS} >/dev/null || exit 1
 done
 start=$(date +%s)
-ninja -j "$jobs" -C /tmp/verify-solution >"$out/build.log" 2>&1 && ninja -j "$jobs" -C /tmp/verify-starter >>"$out/build.log" 2>&1 \
-  || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 1; }
+# -k 0: one lab that does not build leaves the others to be verified (and the failure is reported).
+ninja -k 0 -j "$jobs" -C /tmp/verify-solution >"$out/build.log" 2>&1 || echo "BUILD FAILED (solutions): see build.log"
+ninja -k 0 -j "$jobs" -C /tmp/verify-starter >>"$out/build.log" 2>&1 || echo "BUILD FAILED (starters): see build.log"
+grep -E "error" "$out/build.log" | head -20
 echo "build: $(( $(date +%s) - start )) s, warnings: $(grep -ci 'warning' "$out/build.log")"
 
 # Each solution's harness directly: its tables as printed, its results JSON, its time.

@@ -1,35 +1,142 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Grades the lab 01 fixture submissions on a machine with a GPU (the check CI cannot make):
+# Grades the GPU fixture submissions (grading/fixtures.py: each a reference solution with one
+# defect) on a machine with a GPU and bubblewrap, as root, the way an instructor would, and checks
+# each grade against what it must be (the check CI cannot make):
 #   bash grading/tests/gpu_fixtures.sh OUTDIR
-# Writes OUTDIR/gradebook.csv, OUTDIR/reports.md (every report) and OUTDIR/grade.log.
-# Expected: solution full marks; starter 0 (not implemented); wrong-result loses step 1;
-# out-of-bounds loses step 1 and the steps after it (sticky error); hang scores 0 (time limit);
-# nan loses step 4.
+# Writes OUTDIR/gradebook.csv, OUTDIR/reports.md (every report), OUTDIR/grade.log and
+# OUTDIR/checks.txt; prints one line per check, then the gradebook. Exit status 0: every check held.
+# SUBS: the fixtures (default: the new ones and the solution); ALL=1 adds starter, wrong-result,
+# out-of-bounds, hang and nan. GPU_ARCH (default 90), SANITIZER_TIMEOUT (s, default 240).
 set -u
 out=${1:?usage: gpu_fixtures.sh OUTDIR}
-subs=${SUBS:-solution starter wrong-result out-of-bounds hang nan}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/../.."
+subs=${SUBS:-solution memoize one-past-end warp-race missing-barrier forged-results}
+[ "${ALL:-0}" = 1 ] && subs="$subs starter wrong-result out-of-bounds hang nan"
 work=$(mktemp -d)
+chmod 711 "$work"  # the sandbox's unprivileged users pass through to their own folders
+trap 'rm -rf "$work"' EXIT
+start=$(date +%s)
 python3 -m grading make-fixtures --out "$work/fx" --gpu >/dev/null || exit 2
-mkdir "$work/subs"
+mkdir "$work/subs" "$work/subs-planted"
 for name in $subs; do cp -r "$work/fx/$name" "$work/subs/$name"; done
-# The course's configuration with a short time limit, so that the hanging kernel costs 30 s.
-python3 - "$work/config.json" "${MEMORY_METHOD:-auto}" <<'PY'
+cp -r "$work/fx/planted-link" "$work/subs-planted/planted-link"
+# The course's configuration with short limits: the hanging kernel costs 45 s. The planted-link
+# fixture is graded with object_check "review", so that its static initializer gets to run.
+python3 - "$work" "${SANITIZER_TIMEOUT:-240}" <<'PY'
 import json, sys
+work, sanitizer_timeout = sys.argv[1], int(sys.argv[2])
 config = json.load(open("grading/grading.json"))
-config["limits"]["run_timeout_s"] = 30
-config["limits"]["memory_method"] = sys.argv[2]
-json.dump(config, open(sys.argv[1], "w"))
+config["limits"].update({"run_timeout_s": 45, "sanitizer_timeout_s": sanitizer_timeout})
+json.dump(config, open(f"{work}/config.json", "w"))
+config["object_check"] = {"on_violation": "review"}
+config["sanitizers"]["tools"] = []
+json.dump(config, open(f"{work}/config-planted.json", "w"))
 PY
-PYTHONUNBUFFERED=1 python3 -m grading grade --submissions "$work/subs" --out "$work/graded" --labs 01-matadd \
-  --config "$work/config.json" --gpu-arch "${GPU_ARCH:-90}" 2>&1 | tee "$out/grade.log"
+common=(--gpu-arch "${GPU_ARCH:-90}" --reference-dir "$work/ref" --scratch "$work")
+PYTHONUNBUFFERED=1 python3 -m grading grade --submissions "$work/subs" --out "$work/graded" \
+  --labs 01-matadd,06-reduction --config "$work/config.json" "${common[@]}" 2>&1 | tee "$out/grade.log"
 rc=${PIPESTATUS[0]}
-cp "$work/graded/gradebook.csv" "$out/gradebook.csv"
-first=${subs%% *}
-cp "$work/graded/$first/logs/01-matadd-build.log" "$out/build-$first.log" 2>/dev/null
-for name in $subs; do cat "$work/graded/$name/report.md"; echo; echo "---"; echo; done > "$out/reports.md"
-echo "grade exit status: $rc" | tee -a "$out/grade.log"
+planted_start=$(date +%s)
+PYTHONUNBUFFERED=1 timeout 600 python3 -m grading grade --submissions "$work/subs-planted" --out "$work/graded-planted" \
+  --labs 01-matadd --config "$work/config-planted.json" "${common[@]}" 2>&1 | tee -a "$out/grade.log"
+planted_rc=${PIPESTATUS[0]}
+planted_seconds=$(( $(date +%s) - planted_start ))
+python3 -m grading gradebook "$work/graded" "$work/graded-planted" --csv "$out/gradebook.csv" 2>/dev/null
+for dir in "$work"/graded/*/ "$work"/graded-planted/*/; do
+  [ -f "$dir/report.md" ] && { cat "$dir/report.md"; echo; echo "---"; echo; }
+done > "$out/reports.md"
+
+python3 - "$work" "$planted_seconds" "$planted_rc" > "$out/checks.txt" <<'PY'
+import json, pathlib, sys
+work, planted_seconds, planted_rc = pathlib.Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+grades = {p.parent.name: json.loads(p.read_text()) for d in ("graded", "graded-planted")
+          for p in (work / d).glob("*/summary.json")}
+results = []
+
+def check(name, what, ok, got):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'}  {name}: {what}  [{got}]")
+
+def lab(name, lab_name):
+    return grades.get(name, {}).get("labs", {}).get(lab_name)
+
+def step(entry, step_id):
+    return next((s for s in (entry or {}).get("steps", []) if s["id"] == step_id), None)
+
+def shown(entry, ids):
+    return "; ".join(f"step {s['id']}: {s['correctness']} {s['correctness_points']}+{s['performance_points']}"
+                     f"/{s['correctness_max']}+{s['performance_max']} {' | '.join(s['reasons'])[:160]}"
+                     for s in (entry or {}).get("steps", []) if s["id"] in ids) or (entry or {}).get("reason", "missing")
+
+if "solution" in grades:
+    for lab_name in ("01-matadd", "06-reduction"):
+        e = lab("solution", lab_name)
+        check("solution", f"{lab_name} full marks, no review flags",
+              bool(e) and e["state"] == "graded" and e["score"] == e["max_score"] and not e["review_flags"],
+              f"{e and e['state']} {e and e['score']}/{e and e['max_score']} {e and e['review_flags']}")
+e = lab("memoize", "01-matadd")
+if e:
+    s = step(e, "1")
+    check("memoize", "01 step 1 gets no performance points (its timed runs did no work)",
+          bool(s) and s["performance_max"] > 0 and s["performance_points"] == 0, shown(e, {"1"}))
+e = lab("one-past-end", "01-matadd")
+if e:
+    s = step(e, "1")
+    check("one-past-end", "01 step 1 loses its correctness points (guard band or memcheck)",
+          bool(s) and s["correctness_points"] == 0, shown(e, {"1"}))
+e = lab("warp-race", "06-reduction")
+if e:
+    lost = [step(e, i) for i in ("5", "6", "7")]
+    kept = [step(e, i) for i in ("1", "2", "3", "4")]
+    check("warp-race", "06 steps 5, 6, 7 lose their correctness points; steps 1-4 keep theirs",
+          all(s and s["correctness_points"] == 0 for s in lost) and all(s and s["correctness_points"] > 0 for s in kept),
+          shown(e, {"4", "5", "6", "7"}))
+e = lab("missing-barrier", "06-reduction")
+if e:
+    s, other = step(e, "3"), step(e, "2")
+    check("missing-barrier", "06 step 3 loses its correctness points; step 2 keeps them",
+          bool(s) and s["correctness_points"] == 0 and bool(other) and other["correctness_points"] > 0,
+          shown(e, {"2", "3"}))
+e = lab("forged-results", "01-matadd")
+if e:
+    check("forged-results", "01 scores 0 before running: the object check names getenv and the initializer",
+          e["state"] == "failed" and e["score"] == 0 and "matadd.cu calls `" in e["reason"]
+          and any("calls `getenv`" in f for f in e["review_flags"])
+          and any("static initializer" in f for f in e["review_flags"]), e["reason"][:200])
+e = lab("planted-link", "01-matadd")
+check("planted-link", "01 scores 0 (results through a link refused) and the grader did not hang",
+      bool(e) and e["state"] == "failed" and e["score"] == 0 and planted_seconds < 600 and planted_rc in (0, 1, 3),
+      f"{e and e['reason'][:200]} in {planted_seconds} s, exit {planted_rc}")
+secret = b""
+try:
+    secret = pathlib.Path("/etc/shadow").read_bytes().split(b"\n")[0][:40]
+except OSError:
+    pass
+leaked = [str(p) for d in ("graded", "graded-planted") for p in (work / d).rglob("*")
+          if secret and p.is_file() and not p.is_symlink() and secret in p.read_bytes()]
+check("planted-link", "no output of the grader holds the root-only file the links point to",
+      bool(secret) and not leaked, "checked /etc/shadow" if secret else "no /etc/shadow to check")
+for name, lab_name, what, test in (
+        ("starter", "01-matadd", "0 points", lambda e: e["score"] == 0),
+        ("wrong-result", "01-matadd", "step 1 loses correctness", lambda e: step(e, "1")["correctness_points"] == 0),
+        ("out-of-bounds", "01-matadd", "below full marks (sticky error)", lambda e: e["score"] < e["max_score"]),
+        ("hang", "01-matadd", "0 points (time limit)", lambda e: e["state"] == "failed" and "time limit" in e["reason"]),
+        ("nan", "01-matadd", "step 4 loses correctness", lambda e: step(e, "4")["correctness_points"] == 0)):
+    e = lab(name, lab_name)
+    if e:
+        check(name, what, test(e), f"{e['state']} {e['score']}/{e['max_score']} {e['reason'][:120]}")
+for name, g in sorted(grades.items()):
+    print(f"time   {name}: {g['seconds']:.0f} s; warnings: {'; '.join(g['warnings'])[:300] or 'none'}")
+print(f"{sum(results)} of {len(results)} checks held")
+sys.exit(0 if all(results) else 1)
+PY
+checks=$?
+cat "$out/checks.txt"
+echo "grade exit status: $rc (0 or 1 expected; 3: a lab not graded, see grade.log); planted-link run: $planted_rc"
+echo "whole run: $(( $(date +%s) - start )) s"
+echo "--- gradebook ---"
 cat "$out/gradebook.csv"
-rm -rf "$work"
-exit "$rc"
+exit "$checks"

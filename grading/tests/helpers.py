@@ -14,19 +14,55 @@ import unittest
 from pathlib import Path
 
 from grading import runner
+from grading.config import Config
 from grading.course import Course
+from grading.sandbox import Sandbox, SandboxError
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 FAKE_HARNESS = r'''#!{python}
 # A stand-in for a lab harness: behaves as the "student file" baked into it says.
-import json, os, signal, sys, time
+import json, os, signal, subprocess, sys, time
 spec = json.loads({spec!r})
 seed = int(os.environ["LAB_SEED"])
 suite = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("-ts=")), "")
-print("fake harness", suite, "seed", seed, flush=True)
-fault = spec.get("fault", {{}}).get(suite)
+only = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--step=")), None)
+tool = os.environ.get("FAKE_SANITIZER_TOOL")
+print("fake harness", suite, "seed", seed, "tool", tool, flush=True)
+results_path = os.environ["LAB_RESULTS"]
+run_dir = os.path.dirname(results_path)
+fault = spec.get("fault", {{}}).get("sanitizer" if tool else suite)
+if tool:  # under the fake compute-sanitizer: the steps listed for this tool have findings
+    bad = [s for s in spec.get("sanitizer", {{}}).get(tool, []) if only is None or s == only]
+    if bad:
+        print(spec.get("report", "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 1 error"), flush=True)
+        sys.exit(99)
+if fault == "secret":
+    print(open(spec["secret"]).read())
+if fault in ("link", "fifo", "devzero", "folder", "daemon"):
+    targets = {{"link": spec.get("secret", "/etc/shadow"), "devzero": "/dev/zero"}}
+    for name in ("output-correctness.log", "output-perf.log"):
+        path = os.path.join(run_dir, name)
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.symlink(spec.get("secret", "/etc/shadow"), path)
+    if os.path.lexists(results_path):
+        os.unlink(results_path)
+    if fault in ("link", "devzero"):
+        os.symlink(targets[fault], results_path)
+    elif fault == "fifo":
+        os.mkfifo(results_path)
+    elif fault == "folder":
+        os.mkdir(results_path)
+    else:  # a daemon that outlives the run unless the sandbox kills it
+        subprocess.Popen([sys.executable, "-c", "import os, sys, time; os.setsid(); time.sleep(3); "
+                          "open(sys.argv[1], 'w').write('daemon alive')", spec["marker"]],
+                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sys.exit(0)
+if fault == "deepjson":
+    open(results_path, "w").write("[" * 100000 + "]" * 100000)
+    sys.exit(0)
 if fault == "nogpu":
     print("SKIP: no usable CUDA device")
     sys.exit(77)
@@ -40,6 +76,8 @@ if fault == "noresults":
     sys.exit(0)
 steps = []
 for sid, step in spec["steps"].items():
+    if only is not None and sid != only:
+        continue
     entry = {{"id": sid, "name": "step " + sid, "section": int(sid), "correctness": None, "perf": None}}
     if suite == "correctness":
         entry["correctness"] = {{"status": step.get("correctness", "passed"), "message": step.get("message", "")}}
@@ -51,7 +89,7 @@ for sid, step in spec["steps"].items():
 results = {{"schema": "cuda-labs-results/1", "lab": spec.get("lab", "01-fake"),
            "seed": seed + (1 if fault == "wrongseed" else 0), "device": "Fake GPU", "skipped": "",
            "problem": "fake", "roof": None, "steps": steps}}
-with open(os.environ["LAB_RESULTS"], "w") as out:
+with open(results_path, "w") as out:
     json.dump(results, out)
 sys.exit(0 if all(s.get("correctness", "passed") == "passed" for s in spec["steps"].values()) else 1)
 '''
@@ -81,7 +119,7 @@ def make_fake_course(root: Path, labs=("01-fake",)) -> Course:
 
 
 def fake_build(sandbox, source_dir, build_dir, lab, labs_from, gpu_arch, timeout, log_path, rw=(), ro=(), env=None,
-               trusted=False):
+               trusted=False, uid=None):
     """Stands in for meson + ninja: 'compiles' the lab file into a fake harness script.
     A lab file holding the word COMPILE_ERROR fails to build."""
     base = source_dir / ("solutions" if labs_from == "solution" else "labs") / lab.name
@@ -95,6 +133,59 @@ def fake_build(sandbox, source_dir, build_dir, lab, labs_from, gpu_arch, timeout
     for path in (build_dir, exe.parent, exe.parent.parent):  # the unprivileged user must reach it
         path.chmod(0o755)
     return runner.Build(True, exe, "", "fake build ok")
+
+
+FAKE_SANITIZER = r'''#!{python}
+# A stand-in for compute-sanitizer: runs the program after its options with the tool named in
+# FAKE_SANITIZER_TOOL (the fake harness then plays the findings its spec lists).
+import os, sys
+args = sys.argv[1:]
+tool = next(a.split("=", 1)[1] for a in args if a.startswith("--tool="))
+program = [a for a in args if not a.startswith("--")]
+os.environ["FAKE_SANITIZER_TOOL"] = tool
+print("========= COMPUTE-SANITIZER", flush=True)
+os.execv(program[0], program + [a for a in args[args.index(program[0]) + 1:] if a.startswith("--")])
+'''
+
+
+def fake_sanitizer(folder: Path) -> Path:
+    """A fake compute-sanitizer in folder/bin (put that folder first on PATH)."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    path = bin_dir / "compute-sanitizer"
+    path.write_text(FAKE_SANITIZER.format(python=PYTHON))
+    path.chmod(0o755)
+    for p in (folder, bin_dir):
+        p.chmod(0o755)
+    return bin_dir
+
+
+def fake_baseline(self, lab):
+    """Stands in for Reference.baseline: the fake course compiles nothing (source checks only)."""
+    return {}
+
+
+def sandbox_for_tests(config: Config | None = None, **overrides) -> Sandbox:
+    """The real sandbox where bubblewrap works on this machine, else none (tests of the grading
+    logic must run everywhere; the sandbox's own tests skip where it cannot be made)."""
+    config = config or Config()
+    try:
+        sandbox = Sandbox.from_config(config)
+        for key, value in overrides.items():
+            setattr(sandbox, key, value)
+        return sandbox.prepare()
+    except SandboxError:
+        sandbox = Sandbox.from_config(config, use_bwrap=False)
+        for key, value in overrides.items():
+            setattr(sandbox, key, value)
+        return sandbox.prepare()
+
+
+def bwrap_works() -> bool:
+    try:
+        return Sandbox().prepare().bwrap is not None
+    except SandboxError:
+        return False
 
 
 class TempDirTest(unittest.TestCase):

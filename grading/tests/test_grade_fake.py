@@ -2,35 +2,42 @@
 """The whole grading path with a fake harness: sandbox, seeds, results parsing, scoring, outputs."""
 
 import json
-import shutil
+import os
 import unittest
-from pathlib import Path
 from unittest import mock
 
 from grading import grade as grade_module
 from grading import outputs
 from grading.config import Config
 from grading.grade import Grader, Reference
-from grading.sandbox import Sandbox
 from grading.seeds import Seeds
-from grading.tests.helpers import TempDirTest, fake_build, make_fake_course
+from grading.tests.helpers import TempDirTest, fake_baseline, fake_build, make_fake_course, sandbox_for_tests
 
 
-def student(steps, fault=None, lab="01-fake"):
-    return json.dumps({"lab": lab, "steps": steps, "fault": fault or {}})
+def student(steps, fault=None, lab="01-fake", **extra):
+    return json.dumps({"lab": lab, "steps": steps, "fault": fault or {}, **extra})
 
 
-class FakeGradeTest(TempDirTest):
+FAKE_CONFIG = {"limits": {"run_timeout_s": 5}, "sanitizers": {"tools": []}}
+
+
+class FakeGradeBase(TempDirTest):
+    """The fake course, a grader with the sandbox this machine allows, and helpers (no tests)."""
+    config_data = FAKE_CONFIG
+
     def setUp(self):
         super().setUp()
-        patcher = mock.patch.object(grade_module.runner, "build", fake_build)
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        for target, name, value in ((grade_module.runner, "build", fake_build),
+                                    (grade_module.Reference, "baseline", fake_baseline)):
+            patcher = mock.patch.object(target, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
         self.course = make_fake_course(self.tmp / "course")
-        self.config = Config({"limits": {"run_timeout_s": 5}})
-        self.sandbox = Sandbox.from_config(self.config).prepare()
+        self.config = Config(self.config_data)
+        self.sandbox = sandbox_for_tests(self.config)
         self.scratch = self.tmp / "scratch"
         self.scratch.mkdir(mode=0o711)
+        (self.tmp / "ref").mkdir()
         self.reference = Reference(self.course, self.tmp / "ref", self.sandbox, self.config, "90")
         self.grader = Grader(self.course, self.config, self.sandbox, self.reference, Seeds(), "90", self.scratch)
 
@@ -42,6 +49,9 @@ class FakeGradeTest(TempDirTest):
 
     def lab(self, lab_file):
         return self.grade(lab_file).labs[0]
+
+
+class FakeGradeTest(FakeGradeBase):
 
     def test_solution_gets_full_marks(self):
         g = self.grade(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}))
@@ -103,10 +113,50 @@ class FakeGradeTest(TempDirTest):
         self.assertEqual((lab.state, lab.score, lab.max_score), ("failed", 0.0, 4.0))
         self.assertIn("compile error", lab.reason)
 
-    def test_no_gpu_is_never_points(self):
+    def test_hiding_the_gpu_after_the_reference_ran_fails(self):
         lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"correctness": "nogpu"}))
+        self.assertEqual((lab.state, lab.score, lab.max_score), ("failed", 0.0, 4.0))
+        self.assertIn("reported no usable GPU (exit status 77), although the reference solution runs", lab.reason)
+
+    def test_no_gpu_for_the_reference_either_is_not_graded(self):
+        with mock.patch.object(Reference, "gpu_works", lambda self, lab: False):
+            lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"correctness": "nogpu"}))
         self.assertEqual((lab.state, lab.score), ("not_graded", 0.0))
         self.assertIn("not graded: no GPU", lab.reason)
+
+    def test_perf_run_hiding_the_gpu_loses_the_performance_points(self):
+        lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"perf": "nogpu"}))
+        self.assertEqual((lab.state, lab.score), ("graded", 2.0))
+        self.assertIn("the perf run reported no usable GPU", lab.steps[0].reasons[0])
+
+    def test_a_deeply_nested_results_file_fails_the_lab(self):
+        lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"correctness": "deepjson"}))
+        self.assertEqual((lab.state, lab.score), ("failed", 0.0))
+        self.assertIn("nested too deeply", lab.reason)
+
+    def test_unreadable_submissions_are_graded_as_such(self):
+        corrupt = self.tmp / "corrupt.tar.gz"
+        corrupt.write_bytes(b"\x1f\x8b\x08\x00" + b"garbage" * 50)
+        deep = self.tmp / "deep"
+        fd = os.open(self.tmp, os.O_RDONLY)
+        os.mkdir(deep)
+        current = os.open(deep, os.O_RDONLY)
+        for _ in range(1100):  # deeper than any path the kernel accepts in one piece
+            os.mkdir("d", dir_fd=current)
+            child = os.open("d", os.O_RDONLY, dir_fd=current)
+            os.close(current)
+            current = child
+        os.close(current)
+        os.close(fd)
+        (deep / "labs" / "01-fake").mkdir(parents=True)
+        (deep / "labs" / "01-fake" / "fake.cu").write_text(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}))
+        for path, state, text in ((corrupt, "failed", "could not be read"), (deep, "graded", "")):
+            with self.subTest(path=path.name):
+                g = self.grader.grade(path, path.name, self.course.labs(), self.tmp / "out" / path.name / "logs")
+                self.assertEqual(g.labs[0].state, state, g.labs[0].reason)
+                self.assertTrue(g.complete)
+                self.assertIn(text, g.labs[0].reason)
+        self.addCleanup(lambda: os.system(f"rm -rf {deep}"))
 
     def test_reference_without_gpu_means_not_graded(self):
         solution = self.course.root / "solutions/01-fake/fake.cu"

@@ -81,7 +81,7 @@ class OutputsTest(TempDirTest):
 
 
 class CliTest(TempDirTest):
-    def run_cli(self, *argv):
+    def run_cli(self, *argv):  # also used by BatchTest
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             code = main(list(map(str, argv)))
@@ -151,3 +151,57 @@ class CliTest(TempDirTest):
         for name in ("solution", "starter", "compile-error", "replace-harness", "missing-files", "empty-zip",
                      "traversal-zip", "wrong-result", "out-of-bounds", "hang", "nan"):
             self.assertIn(name + ":", out)
+
+
+class BatchTest(TempDirTest):
+    """A folder of submissions through the command line, with the fake build: one bad submission
+    never stops the batch, names are escaped, two submissions never share an output folder."""
+
+    def test_a_hostile_folder_of_submissions(self):
+        import csv
+        import os
+        from unittest import mock
+
+        from grading import grade as grade_module
+        from grading.sandbox import Sandbox
+        from grading.tests.helpers import bwrap_works, fake_baseline, fake_build
+        from grading.tests.test_grade_fake import student
+
+        course = make_fake_course(self.tmp / "course")
+        config = self.tmp / "config.json"
+        config.write_text(json.dumps({"limits": {"run_timeout_s": 5}, "sanitizers": {"tools": []}}))
+        subs = self.tmp / "subs"
+        work = student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}).encode()
+        for name in ("alice", "bob"):
+            (subs / name / "labs" / "01-fake").mkdir(parents=True)
+            (subs / name / "labs" / "01-fake" / "fake.cu").write_bytes(work)
+        with zipfile.ZipFile(subs / "alice.zip", "w") as archive:
+            archive.writestr("labs/01-fake/fake.cu", work)
+        (subs / "gradebook.csv").write_text("not a submission")
+        with tarfile.open(os.fsdecode(bytes(subs) + b"/caf\xe9.tar"), "w", encoding="utf-8",
+                          errors="surrogateescape") as archive:
+            for name in ("labs/01-fake/fake.cu", b"labs/01-fake/\xff\xfe.cu".decode("utf-8", "surrogateescape")):
+                info = tarfile.TarInfo(name)
+                info.size = len(work)
+                archive.addfile(info, io.BytesIO(work))
+        (subs / "broken.tar.gz").write_bytes(b"\x1f\x8b\x08\x00broken")
+        out = self.tmp / "graded"
+        argv = ["grade", "--course", course.root, "--config", config, "--submissions", subs, "--out", out,
+                "--scratch", self.tmp]
+        if not bwrap_works():
+            argv.append("--no-sandbox")
+        with mock.patch.object(grade_module.runner, "build", fake_build), \
+                mock.patch.object(grade_module.Reference, "baseline", fake_baseline), \
+                mock.patch.object(Sandbox, "check_toolchain", lambda self: None):
+            code, stdout, err = CliTest.run_cli(self, *argv)
+        self.assertEqual(code, 3, err)  # refused submissions make the run incomplete
+        rows = {row["student"]: row for row in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
+        self.assertEqual(rows["bob"]["total"], "4")
+        self.assertEqual(rows["caf_"]["total"], "4")  # a name that is not UTF-8, graded
+        self.assertEqual((rows["broken"]["01-fake"], rows["broken"]["complete"]), ("0", "yes"))
+        self.assertIn("could not be read", rows["broken"]["notes"])
+        for name in ("alice", "alice.zip"):
+            self.assertIn("would share the output folder 'alice'", rows[name]["notes"])
+        self.assertIn("grader's own outputs", rows["gradebook.csv"]["notes"])
+        self.assertFalse((out / "alice").exists())
+        self.assertIn("not UTF-8", (out / "caf_" / "report.md").read_text())

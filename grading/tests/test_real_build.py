@@ -1,28 +1,29 @@
 # SPDX-License-Identifier: MIT
-"""Two real meson builds of lab 01 (slow: about a minute each; GRADING_SKIP_BUILDS=1 skips them):
+"""Real meson builds of lab 01 (slow: about a minute each; GRADING_SKIP_BUILDS=1 skips them):
 the submission's lab file overlaid on the course, the course's harness used whatever the
-submission holds. Without a GPU the harness exits 77 and the lab must be 'not graded: no GPU'."""
+submission holds, the compiled student file checked against the starter's. Without a GPU the
+harness exits 77 and the lab must be 'not graded: no GPU'; a forged-results initializer is
+refused before anything runs, GPU or not."""
 
 import os
 import shutil
 import unittest
-from pathlib import Path
 
 from grading import runner
 from grading.config import Config
 from grading.course import Course
-from grading.fixtures import make_basic
-from grading.grade import Grader, ReferenceLab
-from grading.sandbox import Sandbox
+from grading.fixtures import make_basic, make_gpu
+from grading.grade import Grader, Reference, ReferenceLab
 from grading.seeds import Seeds
-from grading.tests.helpers import REPO, TempDirTest
+from grading.tests.helpers import REPO, TempDirTest, sandbox_for_tests
 
 TOOLS = all(shutil.which(t) for t in ("meson", "ninja", "nvcc"))
 
 
-class StepsOnlyReference:
+class StepsOnlyReference(Reference):
     """The reference's step list without building or running it (the solution's own build is
-    verify-course's job; here only the student build path is under test)."""
+    verify-course's job; here only the student build path is under test); the starter's object,
+    for the object check, is built for real."""
 
     def get(self, lab):
         run = runner.HarnessRun("ok")
@@ -30,6 +31,9 @@ class StepsOnlyReference:
             run.steps[i] = runner.StepResult(i, f"step {i}", {"status": "passed", "message": ""}, None)
             run.order.append(i)
         return ReferenceLab(True, correctness=run, perf=None)
+
+    def gpu_works(self, lab):
+        return False
 
 
 @unittest.skipUnless(TOOLS and not os.environ.get("GRADING_SKIP_BUILDS"), "needs meson, ninja and nvcc")
@@ -39,12 +43,15 @@ class RealBuildTest(TempDirTest):
         self.course = Course(REPO)
         self.labs = self.course.select(["01-matadd"])
         self.fixtures = make_basic(self.course, self.tmp / "fx", self.labs)
+        self.fixtures.update(make_gpu(self.course, self.tmp / "fx", ["forged-results"]))
         config = Config.load(REPO / "grading" / "grading.json")
-        sandbox = Sandbox.from_config(config).prepare()
+        sandbox = sandbox_for_tests(config)
         scratch = self.tmp / "scratch"
         scratch.mkdir(mode=0o711)
         scratch.chmod(0o711)
-        self.grader = Grader(self.course, config, sandbox, StepsOnlyReference(), Seeds(), "90", scratch)
+        (self.tmp / "ref").mkdir(mode=0o700)
+        reference = StepsOnlyReference(self.course, self.tmp / "ref", sandbox, config, "90")
+        self.grader = Grader(self.course, config, sandbox, reference, Seeds(), "90", scratch)
 
     def grade(self, name):
         return self.grader.grade(self.fixtures[name], name, self.labs, self.tmp / "out" / name / "logs").labs[0]
@@ -59,6 +66,15 @@ class RealBuildTest(TempDirTest):
         else:  # on a GPU machine: the solution's kernels under the course's harness
             self.assertEqual(lab.state, "graded")
             self.assertTrue(all(s.correctness_status == "passed" for s in lab.steps))
+
+    def test_a_forged_results_initializer_is_refused_before_it_runs(self):
+        lab = self.grade("forged-results")
+        self.assertEqual((lab.state, lab.score, lab.max_score), ("failed", 0.0, 4.0))
+        self.assertIn("matadd.cu calls `", lab.reason)
+        flags = "\n".join(lab.review_flags)  # every violation, the first of them in the reason
+        self.assertIn("matadd.cu calls `getenv`, which this lab does not need", flags)
+        self.assertIn("adds a static initializer", flags)
+        self.assertEqual(lab.output, "")  # nothing of it ran
 
     def test_compile_error_scores_zero_with_the_compiler_message(self):
         lab = self.grade("compile-error")

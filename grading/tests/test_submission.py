@@ -89,9 +89,9 @@ class TakeFromFixturesTest(TempDirTest):
         bad.write_bytes(b"PK\x03\x04 this is not really a zip")
         taken = take(bad, self.course, self.labs, self.edition)
         self.assertTrue(taken.error)
-        self.assertEqual(taken.labs["01-matadd"].missing, ["matadd.cu"])
+        self.assertIn("could not be read", taken.labs["01-matadd"].problems[0])  # graded as unreadable, with why
         taken = take(self.tmp / "nothing-here", self.course, self.labs, self.edition)
-        self.assertIn("does not exist", taken.error)
+        self.assertIn("cannot be read (No such file", taken.error)
 
 
 class LayoutTest(TempDirTest):

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: MIT
+"""compute-sanitizer in grading: the command line, and what its output says.
+
+The verdict comes from compute-sanitizer's exit status (--error-exitcode): a student's program can
+print anything, but cannot make the tool return success once it has found an error. The text is
+read only to quote the first finding (kind, kernel, source line) in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+EXIT_FINDINGS = 99
+PREFIX = "========= "
+TOOL_FLAGS = {
+    "memcheck": [],
+    "racecheck": ["--racecheck-report=analysis"],
+    "synccheck": [],
+    "initcheck": [],
+}
+# Headlines that are not findings in a kernel.
+NOT_FINDINGS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Saved host backtrace",
+                "Program hit", "Target application", "Warning:", "Note:", "No ", "Process ", "Error: process",
+                "Error: Target", "Error: Device", "Error: No attachable")
+# The tool could not do its work at all (a fault of the machine, not of the student's code).
+TOOL_FAILURES = ("Device not supported", "Failed to initialize", "Error: Target application terminated before",
+                 "Unable to find", "unrecognised option", "unrecognized option", "Unknown option",
+                 "Error: No attachable process")
+AT_NEW = re.compile(r"^\s*at (?P<function>.+?)(?:\+0x[0-9a-fA-F]+)?(?: in (?P<file>[^\s:][^:]*):(?P<line>\d+))?\s*$")
+AT_OLD = re.compile(r"^\s*at 0x[0-9a-fA-F]+ in (?:(?P<file>[^:\s]+):(?P<line>\d+):)?(?P<function>.+?)\s*$")
+RACE = re.compile(r"Race reported between (?P<first>\w+) access at (?P<function>.+?)(?:\+0x[0-9a-fA-F]+)?"
+                  r"(?: in (?P<file>[^\s:][^:]*):(?P<line>\d+))?\s*$")
+HAZARD = re.compile(r"Potential (?P<kind>\w+) hazard detected at (?P<space>\S+)")
+THREAD_AT = re.compile(r"^\s*(?:\w+ )?Thread \(.*?\) at (?P<function>.+?)(?:\+0x[0-9a-fA-F]+)?"
+                       r"(?: in (?P<file>[^\s:][^:]*):(?P<line>\d+))?\s*$")
+
+
+@dataclass
+class Finding:
+    tool: str
+    kind: str  # "Invalid __global__ write of size 4 bytes", "Race reported between Write and Read access" ...
+    kernel: str = ""  # short: "add_1d_kernel", "reduce_sequential_kernel<256>"
+    location: str = ""  # "matadd.cu:17" (needs -lineinfo), or ""
+
+    def describe(self) -> str:
+        where = f" in {self.kernel}" if self.kernel else ""
+        where += f" ({self.location})" if self.location else ""
+        return f"{self.tool}: {self.kind}{where}"
+
+
+@dataclass
+class Outcome:
+    """One run under a sanitizer."""
+    tool: str
+    returncode: int | None
+    timed_out: bool = False
+    findings: list[Finding] = field(default_factory=list)
+    tool_failed: str = ""  # the tool itself could not work (the grading machine's fault)
+
+    @property
+    def found(self) -> bool:
+        """Something is wrong: findings reported, or the run ended abnormally."""
+        return not self.timed_out and not self.tool_failed and (
+            self.returncode == EXIT_FINDINGS or bool(self.findings) or self.returncode not in (0, 1))
+
+    def first(self) -> str:
+        if self.findings:
+            return self.findings[0].describe()
+        if self.returncode == EXIT_FINDINGS:
+            return f"{self.tool}: errors reported (exit status {EXIT_FINDINGS})"
+        return f"{self.tool}: the harness ended abnormally under the sanitizer (exit status {self.returncode})"
+
+
+def command(sanitizer: str, tool: str, harness_argv: list[str]) -> list[str]:
+    return [sanitizer, f"--tool={tool}", f"--error-exitcode={EXIT_FINDINGS}", "--show-backtrace=no",
+            "--print-limit=20", "--report-api-errors=no", *TOOL_FLAGS.get(tool, []), *harness_argv]
+
+
+def short_kernel(signature: str) -> str:
+    """'matadd::<unnamed>::add_1d_kernel(const float *, ...)' -> 'add_1d_kernel';
+    'void reduction::(anonymous namespace)::reduce_kernel<256>(const int *)' -> 'reduce_kernel<256>'."""
+    text = signature.strip()
+    depth, cut = 0, len(text)
+    for i, c in enumerate(text):  # the argument list: the first '(' outside template brackets
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif c == "(" and depth == 0 and not text.startswith("(anonymous", i) and not text.startswith("(unnamed", i):
+            cut = i
+            break
+    name = text[:cut].strip()
+    depth, start = 0, 0
+    for i, c in enumerate(name):  # the last component outside template brackets
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif depth == 0 and (name.startswith("::", i) or c == " "):
+            start = i + (2 if name.startswith("::", i) else 1)
+    return name[start:] or text
+
+
+def _where(match) -> tuple[str, str]:
+    kernel = short_kernel(match.group("function")) if match.group("function") else ""
+    location = ""
+    if match.groupdict().get("file") and match.group("line"):
+        location = f"{match.group('file').rsplit('/', 1)[-1]}:{match.group('line')}"
+    return kernel, location
+
+
+def parse(tool: str, output: str, returncode: int | None, timed_out: bool = False) -> Outcome:
+    outcome = Outcome(tool, returncode, timed_out)
+    lines = output.splitlines()
+    banner = any(line.startswith(PREFIX + "COMPUTE-SANITIZER") for line in lines)
+    for failure in TOOL_FAILURES:
+        if failure in output and not any(line.startswith(PREFIX) and "Invalid" in line for line in lines):
+            line = next((l for l in lines if failure in l), failure)
+            outcome.tool_failed = line.replace(PREFIX, "").strip()[:200]
+            return outcome
+    if not banner and not timed_out and returncode not in (0, 1, EXIT_FINDINGS):
+        tail = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
+        if returncode is None or returncode == 127 or "compute-sanitizer" in tail:
+            outcome.tool_failed = f"compute-sanitizer did not start: {tail[:200]}"
+            return outcome
+    for i, line in enumerate(lines):
+        if not line.startswith(PREFIX) or line.startswith(PREFIX + " "):
+            continue  # not the tool's, or a detail line of the finding above
+        text = line[len(PREFIX):].strip()
+        if not text or text.startswith(NOT_FINDINGS):
+            continue
+        if text.startswith("Error: "):
+            text = text[len("Error: "):]
+        finding = Finding(tool, text)
+        race = RACE.search(text)
+        if race:
+            second = re.search(r"and (\w+) access", " ".join(lines[i + 1:i + 2]))
+            finding.kind = f"Race reported between {race.group('first')} access and " \
+                           f"{second.group(1) if second else 'another'} access"
+            finding.kernel, finding.location = _where(race)
+        else:
+            hazard = HAZARD.search(text)
+            if hazard:
+                finding.kind = f"Potential {hazard.group('kind')} hazard at {hazard.group('space')}"
+            for detail in lines[i + 1:i + 8]:
+                if not detail.startswith(PREFIX + " "):
+                    break
+                body = detail[len(PREFIX):]
+                match = AT_OLD.match(body) or AT_NEW.match(body) or THREAD_AT.match(body)
+                if match:
+                    finding.kernel, finding.location = _where(match)
+                    break
+        finding.kind = finding.kind.rstrip(":. ")
+        outcome.findings.append(finding)
+    return outcome

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: MIT
+"""A hostile harness (the fake one, told to misbehave) against the grader outside the sandbox:
+planted links, FIFOs, devices and folders where the grader reads; a daemon; Markdown in messages;
+and the build tree made of git's tracked files only."""
+
+import os
+import subprocess
+import time
+import unittest
+
+from grading import outputs
+from grading.course import Course
+from grading.tests.helpers import TempDirTest, make_fake_course
+from grading.tests.test_grade_fake import FakeGradeBase, student
+
+STEPS = {"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}
+
+
+class PlantedFilesTest(FakeGradeBase):
+    def setUp(self):
+        super().setUp()
+        self.secret = self.tmp / "root-only" / "secret.txt"
+        self.secret.parent.mkdir(mode=0o700)
+        self.secret.write_text("TOP-SECRET-TOKEN\n")
+        self.secret.chmod(0o600)
+
+    def everything_written(self, name="s") -> str:
+        out = self.tmp / "out" / name
+        text = []
+        for path in out.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                text.append(path.read_text(errors="replace"))
+        return "\n".join(text)
+
+    def test_links_fifos_devices_and_folders_in_place_of_the_results(self):
+        for fault, why in (("link", "symbolic link"), ("fifo", "FIFO"), ("devzero", "symbolic link"),
+                           ("folder", "a folder")):
+            with self.subTest(fault=fault):
+                start = time.monotonic()
+                g = self.grade(student(STEPS, {"correctness": fault}, secret=str(self.secret)), name=fault)
+                outputs.write_all(g, self.tmp / "out" / fault, self.config)
+                lab = g.labs[0]
+                self.assertLess(time.monotonic() - start, 60)  # a FIFO did not hang the grader
+                self.assertEqual((lab.state, lab.score), ("failed", 0.0))
+                self.assertIn(why, lab.reason)
+                self.assertNotIn("TOP-SECRET-TOKEN", self.everything_written(fault))
+                self.assertEqual(self.secret.read_text(), "TOP-SECRET-TOKEN\n")  # neither read nor overwritten
+                self.assertEqual(self.secret.stat().st_mode & 0o777, 0o600)
+
+    def test_the_logs_are_out_of_the_runs_reach(self):
+        g = self.grade(student(STEPS, {"correctness": "link"}, secret=str(self.secret)))
+        logs = self.tmp / "out" / "s" / "logs"
+        log = logs / "01-fake-correctness.log"
+        self.assertTrue(log.is_file() and not log.is_symlink())
+        self.assertIn("fake harness correctness", log.read_text())
+        self.assertNotIn("TOP-SECRET-TOKEN", log.read_text())
+        self.assertEqual(g.labs[0].state, "failed")
+
+    def test_the_harness_cannot_read_what_the_grader_can(self):
+        g = self.grade(student(STEPS, {"correctness": "secret"}, secret=str(self.secret)))
+        if self.sandbox.uid is None and os.geteuid() == 0:
+            self.skipTest("no unprivileged user here")
+        self.assertNotIn("TOP-SECRET-TOKEN", g.labs[0].output)
+
+    @unittest.skipUnless(os.geteuid() == 0, "the cgroup or PID namespace that ends a run's daemons needs root or bwrap")
+    def test_a_daemon_does_not_outlive_its_run(self):
+        marker = self.tmp / "daemon-marker"
+        self.tmp.chmod(0o777)
+        self.grade(student(STEPS, {"correctness": "daemon"}, marker=str(marker)))
+        time.sleep(4)
+        if self.sandbox.bwrap is None and self.sandbox.memory != "cgroup":
+            self.skipTest("neither bwrap nor a cgroup here: nothing ends a daemon")
+        self.assertFalse(marker.exists(), "a daemon of the run outlived it")
+
+    def test_harness_messages_cannot_break_the_report(self):
+        message = "wrong at 3 ```\n</details>\n# Full marks\n[click](javascript:alert(1)) <img src=x> | col"
+        g = self.grade(student({"1": {"correctness": "wrong", "message": message}, "2": {"time_ms": 2.0}}))
+        text = outputs.markdown(g)
+        self.assertNotIn("\n# Full marks", text)
+        self.assertNotRegex(text, r"(?<!\\)<img")  # only escaped
+        self.assertIn("\\[click\\](javascript:alert(1)) \\<img src=x\\> \\| col", text)
+        results = outputs.gradescope(g)
+        step = next(t for t in results["tests"] if t["name"].startswith("01-fake step 1"))
+        self.assertNotRegex(step["output"], r"(?<!\\)<img")
+        # The harness output, in a fence longer than any run of backticks in it.
+        fence = [line for line in text.splitlines() if line.startswith("```")]
+        self.assertTrue(all(len(f.rstrip("text")) == len(fence[0].rstrip("text")) for f in fence))
+
+
+class StagingTest(TempDirTest):
+    def test_only_tracked_files_and_only_the_graded_lab_reach_the_build_tree(self):
+        course = make_fake_course(self.tmp / "course", labs=("01-fake", "02-other"))
+        root = course.root
+        git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["init", "-q"], check=True)
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "-qm", "course"], check=True)
+        (root / "notes").mkdir()
+        (root / "notes" / "exam-answers.txt").write_text("untracked")
+        (root / "common" / "seed.key").write_text("untracked key")
+        course = Course(root)
+        lab = course.select(["01-fake"])[0]
+        staged = course.staging_files(lab, ["solutions/", "grading/"])
+        self.assertIn("labs/01-fake/fake.cu", staged)
+        self.assertIn("common/harness.cpp", staged)
+        self.assertNotIn("notes/exam-answers.txt", staged)
+        self.assertNotIn("common/seed.key", staged)
+        self.assertFalse([p for p in staged if p.startswith(("labs/02-other/", "solutions/", "grading/"))])
+        self.assertIn("notes/exam-answers.txt", course.files())  # the edition still lists it (export's business)
+
+
+if __name__ == "__main__":
+    unittest.main()
