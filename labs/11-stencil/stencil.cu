@@ -76,25 +76,31 @@ __global__ void __launch_bounds__(kPlaneTileX * kPlaneTileY)
 
 // Slow before: every plane is read three times (as z-1, z and z+1 of different blocks), twice
 // of them through L2, and one block per plane tile pays its start-up and halo for 256 points.
-// Fixes: marching planes. A block walks its 32 x 32 column along z; the values below and above
-// stay in registers, only the current plane goes through shared memory, and each thread loads
-// the next plane (and its halo point) one iteration before it needs them.
-__global__ void __launch_bounds__(StarMarching::kThreads, StarMarching::kMinBlocksPerSm)
+// Fixes: marching planes. A block walks its tile column along z; each point's z-1 and z+1 stay
+// in registers, only plane z goes through shared memory, and later planes' loads are in flight.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     stencil_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
                                    int slab_planes) {
-    // TODO(step 4): using Tile = StarMarching; declare __shared__ float
-    // tile[Tile::kTileY + 2][Tile::kTileX + 2]. This block owns columns x0 .. x0 + 31
-    // (x0 = blockIdx.x * Tile::kTileX), rows y0 .. y0 + 31 (y0 = blockIdx.y * Tile::kTileY) and
-    // planes z_first = blockIdx.z * slab_planes up to min(nz, z_first + slab_planes). Thread
-    // (tx, ty) owns Tile::kRowsPerThread points per plane: column x0 + tx, rows
-    // y0 + ty + k * Tile::kThreadsY; thread rank < Tile::kHaloPoints also owns halo point
-    // halo_point<1, Tile::kTileX, Tile::kTileY>(rank). Per point keep below, centre, above in
-    // registers (loaded before the loop; 0 outside the grid). For each z: load the values of
-    // plane z + 2 (and your halo point of plane z + 1) into registers; __syncthreads(); store
-    // centre (and your halo value of plane z) into the tile; __syncthreads(); write out for
-    // your points (the stencil with below and above for z, or the copy at boundary points);
-    // then shift: below = centre, centre = above, above = the loaded value.
-    // Lab sheet: README.md, section 4.
+    // TODO(step 4): the launcher runs this with Tile = StarMarching (its shapes are in
+    // stencil_constants.cuh). Declare __shared__ float tile[Tile::kTileY + 2][Tile::kTileX + 2].
+    // The block owns columns x0 = blockIdx.x * Tile::kTileX .. x0 + kTileX - 1, rows
+    // y0 = blockIdx.y * Tile::kTileY .. y0 + kTileY - 1 and planes z_first =
+    // blockIdx.z * slab_planes up to z_end = min(nz, z_first + slab_planes). Thread (tx, ty) owns
+    // Tile::kRowsPerThread points per plane, column x0 + tx, rows y0 + ty + k * Tile::kThreadsY;
+    // thread rank < Tile::kHaloPoints also owns the halo point halo_point<1, Tile::kTileX,
+    // Tile::kTileY>(rank). Loads outside the grid, or beyond plane z_end (z_end - 1 for the
+    // halo), give 0.
+    // Per point keep a register queue float queue[k][Tile::kQueuePlanes] (Q slots), and one
+    // halo_queue[Q]: plane p lives in slot (p - z_first + 1) % Q. Before the walk, load planes
+    // z_first - 1 .. z_first + kAhead into slots 0 .. Q - 2 (the halo: planes z_first ..
+    // z_first + kAhead - 1). Walk z in trips of Q planes, with an inner loop over s = 0 .. Q - 1
+    // under #pragma unroll (plane z = trip start + s; break when z reaches z_end), so that every
+    // slot index is a constant. For each plane: load plane z + 1 + kAhead into slot (s + Q - 1) % Q
+    // and your halo point of plane z + kAhead into slot (s + 1 + kAhead) % Q; __syncthreads();
+    // store plane z (slot (s + 1) % Q, and the halo's) into the tile; __syncthreads(); write out
+    // for your points: the stencil with z-1 and z+1 from slots s % Q and (s + 2) % Q, or the copy
+    // at boundary points. Nothing moves between slots. Lab sheet: README.md, section 4.
 }
 
 // Slow before: -- (step 1's kernel at radius 4: the baseline of step 5).
@@ -110,17 +116,18 @@ __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
 }
 
 // Slow before: step 5a reads every value 9 times along z, 8 of them from L2.
-// Fixes: marching planes at radius 4: a queue of 2R + 1 = 9 registers per point holds z-4 to
-// z+4, the plane z sits in shared memory with a halo of 4; every value is read from DRAM once.
+// Fixes: marching planes at radius 4: a register queue per point holds z-4 to z+4 and the
+// planes on their way, plane z sits in shared memory with a halo of 4, and every value is read
+// from DRAM once.
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     stencil25_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
                                      int slab_planes) {
-    // TODO(step 5): step 4 with R = Tile::kStencilRadius: a tile with a halo of R, a register
-    // queue[k][0 .. 2R] per point holding planes z - R .. z + R, the load of plane z + R + 1
-    // one iteration ahead, and Tile::kHaloPerThread halo points per thread (rank,
-    // rank + Tile::kThreads, ...). After each plane, move the queue down by one.
-    // Lab sheet: README.md, section 5.
+    // TODO(step 5): step 4 with R = Tile::kStencilRadius: a tile with a halo of R, the queue's
+    // slot of plane p is (p - z_first + R) % Q with Q = Tile::kQueuePlanes = 2R + 1 + kAhead,
+    // before the walk planes z_first - R .. z_first + R + kAhead - 1, in each plane the load of
+    // plane z + R + kAhead, and Tile::kHaloPerThread halo points per thread (rank,
+    // rank + Tile::kThreads, ...), each with its own halo queue. Lab sheet: README.md, section 5.
 }
 
 // ---------------------------------------------------------------------------------------------

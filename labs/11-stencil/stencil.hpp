@@ -56,7 +56,7 @@ inline constexpr int kMaxCoefficients = coefficient_count(kHighOrderRadius);
 /// `out`: the stencil at interior points, a copy of `in` at boundary points. A launcher
 /// enqueues its work on the default stream and returns without waiting; it throws
 /// cl::CudaError if a launch is rejected and std::invalid_argument for an extent it cannot
-/// launch (a side below 1, or more than 65535 blocks along y or z).
+/// launch (a side below 1, a plane of 2^31 points or more, or more than 65535 blocks along y or z).
 using Launcher = void (*)(const float* in, float* out, Extent extent, const float* coefficients);
 
 /// What the step's kernel costs an SM (registers, shared memory, resident blocks).

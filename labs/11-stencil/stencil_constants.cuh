@@ -47,11 +47,20 @@ constexpr int halo_points(int radius, int tile_x, int tile_y) { return 2 * radiu
 /// A block of kThreadsX x kThreadsY threads owns a kTileX x kTileY column of the grid and walks
 /// it along z through one slab of planes (the launcher picks the slab's length). Thread
 /// (tx, ty) holds kRowsPerThread points of every plane: column tx, rows ty + k * kThreadsY.
-template <int kRadius, int kRows>
+///
+/// Each point keeps a register queue of kQueuePlanes values: the planes z - R .. z + R that the
+/// stencil at plane z reads, and the kAhead planes after them, whose loads are on their way
+/// while plane z is computed. Plane p sits in slot (p - z_first + R) % kQueuePlanes, z_first
+/// being the slab's first plane; the thread's halo points use the same slots. The z-loop is
+/// unrolled by kQueuePlanes, so that every slot index is a constant: no value ever moves.
+///
+/// `kMinBlocks` goes to __launch_bounds__: that many resident blocks per SM, which caps the
+/// registers per thread at about 65536 / (kMinBlocks x kThreads) (64 for 4 x 256 or 2 x 512 threads).
+template <int kRadius, int kRows, int kAheadPlanes, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
 struct MarchingTile {
     static constexpr int kStencilRadius = kRadius;
     static constexpr int kThreadsX = 32;
-    static constexpr int kThreadsY = 8;
+    static constexpr int kThreadsY = kThreadRows;
     static constexpr int kRowsPerThread = kRows;
     static constexpr int kThreads = kThreadsX * kThreadsY;
     static constexpr int kTileX = kThreadsX;
@@ -59,22 +68,28 @@ struct MarchingTile {
     static constexpr int kHaloPoints = halo_points(kRadius, kTileX, kTileY);
     /// Halo points per thread, rounded up: thread t loads halo points t, t + kThreads, ...
     static constexpr int kHaloPerThread = (kHaloPoints + kThreads - 1) / kThreads;
-    /// For __launch_bounds__: at least 4 resident blocks (1024 threads) per SM, which caps the
-    /// compiler at 64 registers per thread.
-    static constexpr int kMinBlocksPerSm = 4;
+    /// Planes loaded ahead: while plane z is computed, the loads of planes z + R + 1 to
+    /// z + R + kAhead (and of the halo of planes z + 1 to z + kAhead) are in flight.
+    static constexpr int kAhead = kAheadPlanes;
+    static constexpr int kQueuePlanes = 2 * kRadius + 1 + kAhead;
+    static constexpr int kMinBlocksPerSm = kMinBlocks;
 
     static_assert(kThreadsX == 32, "a tile row must be one warp wide: keep kThreadsX at 32");
+    static_assert(kThreadsY >= 1 && kThreads <= 1024, "a block has at most 1024 threads: kThreadRows <= 32");
     static_assert(kRowsPerThread >= 1, "each thread needs at least one row: kRows >= 1");
+    static_assert(kAhead >= 1, "the next plane's loads must go out before this plane is computed: kAheadPlanes >= 1");
+    static_assert(kMinBlocksPerSm >= 1, "at least one resident block per SM: kMinBlocks >= 1");
     static_assert(kRadius >= 1 && kRadius <= kTileY, "the halo rows must come from the neighbouring tile: "
                                                      "make kRadius at most kTileY");
 };
 
-/// Step 4: 32 x 8 threads, 4 rows each: 32 x 32 points per plane, so that every thread has four
-/// loads of the plane ahead in flight while it computes this one.
-using StarMarching = MarchingTile<kStarRadius, 4>;
-/// Step 5b: 9 planes per row live in registers, so 2 rows per thread (32 x 16 points per plane)
-/// keep the thread within 64 registers.
-using HighOrderMarching = MarchingTile<kHighOrderRadius, 2>;
+/// Step 4: 32 x 8 threads, 4 rows each (32 x 32 points per plane), 3 planes ahead: each thread
+/// has about 13 loads (54 bytes, its rows and half a halo point per plane) on their way at any
+/// time, about 54 KiB per SM at 4 blocks, within 64 registers.
+using StarMarching = MarchingTile<kStarRadius, 4, 3>;
+/// Step 5b: 32 x 16 threads, 2 rows each (32 x 32 points per plane, a halo point per thread),
+/// 3 planes ahead: a queue of 12 registers per point, within 64 registers at 2 blocks per SM.
+using HighOrderMarching = MarchingTile<kHighOrderRadius, 2, 3, 16>;
 
 /// The shortest slab the launchers cut: each slab reads 2 R planes beyond its own, and the
 /// correctness sizes still walk several planes per block and cross slab boundaries.

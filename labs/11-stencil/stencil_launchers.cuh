@@ -26,6 +26,10 @@ void check_extent(Extent extent) {
     if (extent.nx < 1 || extent.ny < 1 || extent.nz < 1) {
         throw std::invalid_argument("stencil: every side of the grid must be at least 1");
     }
+    // The marching kernels keep a point's place within its plane in an int.
+    if (extent.plane() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        throw std::invalid_argument("stencil: a plane (nx x ny) must have fewer than 2^31 points");
+    }
 }
 
 dim3 checked_grid(unsigned int x, unsigned int y, unsigned int z) {
@@ -122,7 +126,7 @@ void stencil_plane_tiles(const float* in, float* out, Extent extent, const float
 }
 
 void stencil_marching_planes(const float* in, float* out, Extent extent, const float* coefficients) {
-    launch_marching<StarMarching>(stencil_marching_planes_kernel, in, out, extent, coefficients);
+    launch_marching<StarMarching>(stencil_marching_planes_kernel<StarMarching>, in, out, extent, coefficients);
 }
 
 void stencil25_naive(const float* in, float* out, Extent extent, const float* coefficients) {
@@ -141,7 +145,7 @@ int marching_slab_planes(Extent extent, int radius) {
     check_extent(extent);
     if (radius == StarMarching::kStencilRadius) {
         return choose_slab_planes<StarMarching>(
-            extent, resident_blocks_once<StarMarching>(stencil_marching_planes_kernel));
+            extent, resident_blocks_once<StarMarching>(stencil_marching_planes_kernel<StarMarching>));
     }
     if (radius == HighOrderMarching::kStencilRadius) {
         return choose_slab_planes<HighOrderMarching>(
@@ -160,7 +164,7 @@ cl::KernelResources stencil_plane_tiles_resources() {
     return cl::kernel_resources(stencil_plane_tiles_kernel, kPlaneTileX * kPlaneTileY);
 }
 cl::KernelResources stencil_marching_planes_resources() {
-    return cl::kernel_resources(stencil_marching_planes_kernel, StarMarching::kThreads);
+    return cl::kernel_resources(stencil_marching_planes_kernel<StarMarching>, StarMarching::kThreads);
 }
 cl::KernelResources stencil25_naive_resources() {
     return cl::kernel_resources(stencil25_naive_kernel<kHighOrderRadius>, kPointBlockX * kPointBlockY);

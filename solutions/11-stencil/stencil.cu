@@ -129,27 +129,31 @@ __global__ void __launch_bounds__(kPlaneTileX * kPlaneTileY)
 
 // Slow before: every plane is read three times (as z-1, z and z+1 of different blocks), twice
 // of them through L2, and one block per plane tile pays its start-up and halo for 256 points.
-// Fixes: marching planes. A block walks its 32 x 32 column along z; the values below and above
-// stay in registers, only the current plane goes through shared memory, and each thread loads
-// the next plane (and its halo point) one iteration before it needs them.
-__global__ void __launch_bounds__(StarMarching::kThreads, StarMarching::kMinBlocksPerSm)
+// Fixes: marching planes. A block walks its tile column along z; each point's z-1 and z+1 stay
+// in registers, only plane z goes through shared memory, and later planes' loads are in flight.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     stencil_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
                                    int slab_planes) {
-    using Tile = StarMarching;
     constexpr int kR = kStarRadius;
     constexpr int kRows = Tile::kRowsPerThread;
-    static_assert(Tile::kHaloPerThread == 1, "this kernel gives each thread at most one halo point");
+    constexpr int kAhead = Tile::kAhead;
+    constexpr int kQueue = Tile::kQueuePlanes;  // planes z - 1, z, z + 1, and kAhead more on their way
+    static_assert(Tile::kStencilRadius == kR, "step 4 is the 7-point stencil: give it a MarchingTile of radius 1");
+    static_assert(Tile::kHaloPerThread == 1, "this kernel gives each thread at most one halo point: make the "
+                                             "tile's halo (2 kTileX + 2 kTileY points) at most kThreads");
     __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
 
     const int x0 = blockIdx.x * Tile::kTileX;
     const int y0 = blockIdx.y * Tile::kTileY;
     const int z_first = blockIdx.z * slab_planes;
     const int z_end = min(extent.nz, z_first + slab_planes);
-    const std::size_t plane = extent.plane();
+    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
     const int x = x0 + threadIdx.x;
 
-    // This thread's points in every plane: column x, rows y0 + threadIdx.y + k * kThreadsY.
-    std::size_t offset[kRows];  // within a plane
+    // This thread's points in every plane: column x, rows y0 + threadIdx.y + k * kThreadsY, at
+    // offset[k] within a plane (an int: the launchers refuse planes of 2^31 points or more).
+    int offset[kRows];
     bool inside[kRows];
     bool interior_xy[kRows];
 #pragma unroll
@@ -157,7 +161,7 @@ __global__ void __launch_bounds__(StarMarching::kThreads, StarMarching::kMinBloc
         const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
         inside[k] = x < extent.nx && y < extent.ny;
         interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
-        offset[k] = static_cast<std::size_t>(y) * extent.nx + x;
+        offset[k] = y * extent.nx + x;
     }
     // Its halo point, if it has one (the first kHaloPoints threads of the block do).
     const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
@@ -166,65 +170,73 @@ __global__ void __launch_bounds__(StarMarching::kThreads, StarMarching::kMinBloc
     const int hx = x0 - kR + halo.column;
     const int hy = y0 - kR + halo.row;
     const bool halo_inside = has_halo && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
-    const std::size_t halo_offset = halo_inside ? static_cast<std::size_t>(hy) * extent.nx + hx : 0;
+    const int halo_offset = halo_inside ? hy * extent.nx + hx : 0;
 
     // Loads outside the grid give 0: such values are stored but never used by an interior point.
-    // The last plane of the slab needs plane z_end (as `above`), its halo only planes below z_end:
-    // the prefetch stops there, so a slab reads one plane beyond each of its ends, no more.
+    // The last plane of the slab needs plane z_end (as z+1), its halo only planes below z_end:
+    // the loads stop there, so a slab reads one plane beyond each of its ends, no more.
     const int z_stop = min(extent.nz, z_end + kR);
     auto load = [&](int k, int z) {
-        return inside[k] && z >= 0 && z < z_stop ? in[static_cast<std::size_t>(z) * plane + offset[k]] : 0.0F;
+        return inside[k] && z >= 0 && z < z_stop ? in[z * plane + offset[k]] : 0.0F;
     };
-    auto load_halo = [&](int z) {
-        return halo_inside && z < z_end ? in[static_cast<std::size_t>(z) * plane + halo_offset] : 0.0F;
-    };
+    auto load_halo = [&](int z) { return halo_inside && z < z_end ? in[z * plane + halo_offset] : 0.0F; };
 
-    float below[kRows], centre[kRows], above[kRows];
+    // The register queues: queue[k][j] holds row k's value, and halo_queue[j] the halo value, of
+    // the plane in slot j; plane p is in slot (p - z_first + 1) % kQueue. Before the walk: the
+    // rows of planes z_first - 1 .. z_first + kAhead and the halo of z_first .. z_first + kAhead - 1.
+    float queue[kRows][kQueue];
+    float halo_queue[kQueue];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-        below[k] = load(k, z_first - 1);
-        centre[k] = load(k, z_first);
-        above[k] = load(k, z_first + 1);
+    for (int j = 0; j < kQueue - 1; ++j) {
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) queue[k][j] = load(k, z_first - kR + j);
+        if (j >= kR && j < kR + kAhead) halo_queue[j] = load_halo(z_first - kR + j);
     }
-    float halo_value = load_halo(z_first);
 
-    for (int z = z_first; z < z_end; ++z) {
-        // The loads for the next iteration go out first: their latency hides behind this one.
-        float ahead[kRows];
+    // kQueue planes per trip. Unrolled, s is a constant and so is every slot index below: the
+    // queue stays in registers and going to the next plane moves nothing. (With one plane per
+    // trip, the loop would have to copy each value to the next slot, and the copy of a value
+    // still on its way waits for it: that would leave one plane in flight, not kAhead.)
+    for (int z_trip = z_first; z_trip < z_end; z_trip += kQueue) {
 #pragma unroll
-        for (int k = 0; k < kRows; ++k) ahead[k] = load(k, z + 2);
-        const float halo_ahead = load_halo(z + 1);
+        for (int s = 0; s < kQueue; ++s) {
+            const int z = z_trip + s;
+            if (z >= z_end) break;  // the same for the whole block: no thread skips a barrier alone
+            // Plane z + d is in slot (s + 1 + d) % kQueue. The rows of plane z + 1 + kAhead go to
+            // the slot of plane z - 2, which nobody needs any more, the halo of plane z + kAhead to
+            // the slot of its plane; they have kAhead planes' time to arrive.
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) queue[k][(s + kQueue - 1) % kQueue] = load(k, z + kR + kAhead);
+            halo_queue[(s + kR + kAhead) % kQueue] = load_halo(z + kAhead);
 
-        __syncthreads();  // every thread has finished reading the previous plane from the tile
+            __syncthreads();  // every thread has finished reading the previous plane from the tile
 #pragma unroll
-        for (int k = 0; k < kRows; ++k) tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = centre[k];
-        if (has_halo) tile[halo.row][halo.column] = halo_value;
-        __syncthreads();  // the whole plane, halo included, is in the tile
-
-        const bool z_interior = z >= kR && z < extent.nz - kR;
-#pragma unroll
-        for (int k = 0; k < kRows; ++k) {
-            if (!inside[k]) continue;
-            const int row = kR + threadIdx.y + k * Tile::kThreadsY;
-            const int column = kR + threadIdx.x;
-            float result = centre[k];
-            if (interior_xy[k] && z_interior) {
-                result = constant_coefficients[kCentre] * centre[k] +
-                         constant_coefficients[coefficient_index(kR, kAxisX, 1)] *
-                             (tile[row][column - 1] + tile[row][column + 1]) +
-                         constant_coefficients[coefficient_index(kR, kAxisY, 1)] *
-                             (tile[row - 1][column] + tile[row + 1][column]) +
-                         constant_coefficients[coefficient_index(kR, kAxisZ, 1)] * (below[k] + above[k]);
+            for (int k = 0; k < kRows; ++k) {
+                tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = queue[k][(s + kR) % kQueue];
             }
-            out[static_cast<std::size_t>(z) * plane + offset[k]] = result;
-        }
+            if (has_halo) tile[halo.row][halo.column] = halo_queue[(s + kR) % kQueue];
+            __syncthreads();  // the whole plane, halo included, is in the tile
+
+            const bool z_interior = z >= kR && z < extent.nz - kR;
 #pragma unroll
-        for (int k = 0; k < kRows; ++k) {
-            below[k] = centre[k];
-            centre[k] = above[k];
-            above[k] = ahead[k];
+            for (int k = 0; k < kRows; ++k) {
+                if (!inside[k]) continue;
+                const int row = kR + threadIdx.y + k * Tile::kThreadsY;
+                const int column = kR + threadIdx.x;
+                const float centre = queue[k][(s + kR) % kQueue];
+                float result = centre;
+                if (interior_xy[k] && z_interior) {
+                    result = constant_coefficients[kCentre] * centre +
+                             constant_coefficients[coefficient_index(kR, kAxisX, 1)] *
+                                 (tile[row][column - 1] + tile[row][column + 1]) +
+                             constant_coefficients[coefficient_index(kR, kAxisY, 1)] *
+                                 (tile[row - 1][column] + tile[row + 1][column]) +
+                             constant_coefficients[coefficient_index(kR, kAxisZ, 1)] *
+                                 (queue[k][(s + kR - 1) % kQueue] + queue[k][(s + kR + 1) % kQueue]);
+                }
+                out[z * plane + offset[k]] = result;
+            }
         }
-        halo_value = halo_ahead;
     }
 }
 
@@ -256,15 +268,17 @@ __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
 }
 
 // Slow before: step 5a reads every value 9 times along z, 8 of them from L2.
-// Fixes: marching planes at radius 4: a queue of 2R + 1 = 9 registers per point holds z-4 to
-// z+4, the plane z sits in shared memory with a halo of 4; every value is read from DRAM once.
+// Fixes: marching planes at radius 4: a register queue per point holds z-4 to z+4 and the
+// planes on their way, plane z sits in shared memory with a halo of 4, and every value is read
+// from DRAM once.
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     stencil25_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
                                      int slab_planes) {
     constexpr int kR = Tile::kStencilRadius;
     constexpr int kRows = Tile::kRowsPerThread;
-    constexpr int kQueue = 2 * kR + 1;  // planes z - R .. z + R
+    constexpr int kAhead = Tile::kAhead;
+    constexpr int kQueue = Tile::kQueuePlanes;  // planes z - R .. z + R, and kAhead more on their way
     constexpr int kSlots = Tile::kHaloPerThread;
     __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
 
@@ -272,10 +286,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     const int y0 = blockIdx.y * Tile::kTileY;
     const int z_first = blockIdx.z * slab_planes;
     const int z_end = min(extent.nz, z_first + slab_planes);
-    const std::size_t plane = extent.plane();
+    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
     const int x = x0 + threadIdx.x;
 
-    std::size_t offset[kRows];
+    int offset[kRows];
     bool inside[kRows];
     bool interior_xy[kRows];
 #pragma unroll
@@ -283,90 +297,94 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
         inside[k] = x < extent.nx && y < extent.ny;
         interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
-        offset[k] = static_cast<std::size_t>(y) * extent.nx + x;
+        offset[k] = y * extent.nx + x;
     }
     // This thread's halo points: rank, rank + kThreads, ... below kHaloPoints.
     const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
     TilePoint halo[kSlots];
     bool has_halo[kSlots];
     bool halo_inside[kSlots];
-    std::size_t halo_offset[kSlots];
+    int halo_offset[kSlots];
 #pragma unroll
-    for (int s = 0; s < kSlots; ++s) {
-        const int e = rank + s * Tile::kThreads;
-        has_halo[s] = e < Tile::kHaloPoints;
-        halo[s] = has_halo[s] ? halo_point<kR, Tile::kTileX, Tile::kTileY>(e) : TilePoint{0, 0};
-        const int hx = x0 - kR + halo[s].column;
-        const int hy = y0 - kR + halo[s].row;
-        halo_inside[s] = has_halo[s] && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
-        halo_offset[s] = halo_inside[s] ? static_cast<std::size_t>(hy) * extent.nx + hx : 0;
+    for (int h = 0; h < kSlots; ++h) {
+        const int e = rank + h * Tile::kThreads;
+        has_halo[h] = e < Tile::kHaloPoints;
+        halo[h] = has_halo[h] ? halo_point<kR, Tile::kTileX, Tile::kTileY>(e) : TilePoint{0, 0};
+        const int hx = x0 - kR + halo[h].column;
+        const int hy = y0 - kR + halo[h].row;
+        halo_inside[h] = has_halo[h] && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
+        halo_offset[h] = halo_inside[h] ? hy * extent.nx + hx : 0;
     }
 
     const int z_stop = min(extent.nz, z_end + kR);  // as in step 4: R planes beyond each end
     auto load = [&](int k, int z) {
-        return inside[k] && z >= 0 && z < z_stop ? in[static_cast<std::size_t>(z) * plane + offset[k]] : 0.0F;
+        return inside[k] && z >= 0 && z < z_stop ? in[z * plane + offset[k]] : 0.0F;
     };
-    auto load_halo = [&](int s, int z) {
-        return halo_inside[s] && z < z_end ? in[static_cast<std::size_t>(z) * plane + halo_offset[s]] : 0.0F;
+    auto load_halo = [&](int h, int z) {
+        return halo_inside[h] && z < z_end ? in[z * plane + halo_offset[h]] : 0.0F;
     };
 
-    float queue[kRows][kQueue];  // queue[k][j]: the plane z - R + j
+    // As in step 4: plane p is in slot (p - z_first + R) % kQueue, of the rows' queues and of
+    // the halo's. Before the walk: the rows of planes z_first - R .. z_first + R + kAhead - 1 and
+    // the halo of planes z_first .. z_first + kAhead - 1.
+    float queue[kRows][kQueue];
+    float halo_queue[kSlots][kQueue];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
+    for (int j = 0; j < kQueue - 1; ++j) {
 #pragma unroll
-        for (int j = 0; j < kQueue; ++j) queue[k][j] = load(k, z_first - kR + j);
+        for (int k = 0; k < kRows; ++k) queue[k][j] = load(k, z_first - kR + j);
+        if (j >= kR && j < kR + kAhead) {
+#pragma unroll
+            for (int h = 0; h < kSlots; ++h) halo_queue[h][j] = load_halo(h, z_first - kR + j);
+        }
     }
-    float halo_value[kSlots];
-#pragma unroll
-    for (int s = 0; s < kSlots; ++s) halo_value[s] = load_halo(s, z_first);
 
-    for (int z = z_first; z < z_end; ++z) {
-        float ahead[kRows];
+    for (int z_trip = z_first; z_trip < z_end; z_trip += kQueue) {
 #pragma unroll
-        for (int k = 0; k < kRows; ++k) ahead[k] = load(k, z + kR + 1);
-        float halo_ahead[kSlots];
+        for (int s = 0; s < kQueue; ++s) {
+            const int z = z_trip + s;
+            if (z >= z_end) break;  // the same for the whole block
+            // Plane z + d is in slot (s + R + d) % kQueue. Plane z + R + kAhead replaces plane
+            // z - R - 1 in the rows' queues, the halo of plane z + kAhead replaces that of z - R - 1.
 #pragma unroll
-        for (int s = 0; s < kSlots; ++s) halo_ahead[s] = load_halo(s, z + 1);
+            for (int k = 0; k < kRows; ++k) queue[k][(s + kQueue - 1) % kQueue] = load(k, z + kR + kAhead);
+#pragma unroll
+            for (int h = 0; h < kSlots; ++h) halo_queue[h][(s + kR + kAhead) % kQueue] = load_halo(h, z + kAhead);
 
-        __syncthreads();
+            __syncthreads();
 #pragma unroll
-        for (int k = 0; k < kRows; ++k) tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = queue[k][kR];
-#pragma unroll
-        for (int s = 0; s < kSlots; ++s) {
-            if (has_halo[s]) tile[halo[s].row][halo[s].column] = halo_value[s];
-        }
-        __syncthreads();
-
-        const bool z_interior = z >= kR && z < extent.nz - kR;
-#pragma unroll
-        for (int k = 0; k < kRows; ++k) {
-            if (!inside[k]) continue;
-            const int row = kR + threadIdx.y + k * Tile::kThreadsY;
-            const int column = kR + threadIdx.x;
-            float result = queue[k][kR];
-            if (interior_xy[k] && z_interior) {
-                result = constant_coefficients[kCentre] * queue[k][kR];
-#pragma unroll
-                for (int d = 1; d <= kR; ++d) {
-                    result += constant_coefficients[coefficient_index(kR, kAxisX, d)] *
-                              (tile[row][column - d] + tile[row][column + d]);
-                    result += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
-                              (tile[row - d][column] + tile[row + d][column]);
-                    result += constant_coefficients[coefficient_index(kR, kAxisZ, d)] *
-                              (queue[k][kR - d] + queue[k][kR + d]);
-                }
+            for (int k = 0; k < kRows; ++k) {
+                tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = queue[k][(s + kR) % kQueue];
             }
-            out[static_cast<std::size_t>(z) * plane + offset[k]] = result;
+#pragma unroll
+            for (int h = 0; h < kSlots; ++h) {
+                if (has_halo[h]) tile[halo[h].row][halo[h].column] = halo_queue[h][(s + kR) % kQueue];
+            }
+            __syncthreads();
+
+            const bool z_interior = z >= kR && z < extent.nz - kR;
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) {
+                if (!inside[k]) continue;
+                const int row = kR + threadIdx.y + k * Tile::kThreadsY;
+                const int column = kR + threadIdx.x;
+                const float centre = queue[k][(s + kR) % kQueue];
+                float result = centre;
+                if (interior_xy[k] && z_interior) {
+                    result = constant_coefficients[kCentre] * centre;
+#pragma unroll
+                    for (int d = 1; d <= kR; ++d) {
+                        result += constant_coefficients[coefficient_index(kR, kAxisX, d)] *
+                                  (tile[row][column - d] + tile[row][column + d]);
+                        result += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
+                                  (tile[row - d][column] + tile[row + d][column]);
+                        result += constant_coefficients[coefficient_index(kR, kAxisZ, d)] *
+                                  (queue[k][(s + kR - d) % kQueue] + queue[k][(s + kR + d) % kQueue]);
+                    }
+                }
+                out[z * plane + offset[k]] = result;
+            }
         }
-        // Move the queue down one plane: registers renamed, nothing moves in memory.
-#pragma unroll
-        for (int k = 0; k < kRows; ++k) {
-#pragma unroll
-            for (int j = 0; j + 1 < kQueue; ++j) queue[k][j] = queue[k][j + 1];
-            queue[k][kQueue - 1] = ahead[k];
-        }
-#pragma unroll
-        for (int s = 0; s < kSlots; ++s) halo_value[s] = halo_ahead[s];
     }
 }
 

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+// probe_marching: the reference solution's marching kernels in many shapes, and the lab's first
+// marching kernel as the baseline (see probe_marching.cpp for what the probe prints).
+#include "../stencil.cu"  // the reference kernels and the given launchers, in this translation unit
+
+#include "probe_marching.hpp"
+
+#include "cuda_check.hpp"
+#include "launch.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace stencil {
+namespace {
+
+// The lab's first marching kernel, kept here as the baseline of the comparison: 32 x 32 tiles,
+// 4 rows per thread, the z-neighbours in three named registers that move down one plane after
+// every plane (below = centre, centre = above, above = ahead). The move of `ahead` waits for its
+// load, so each thread has one plane's loads in flight at a time.
+using LegacyTile = MarchingTile<kStarRadius, 4, 1>;
+
+__global__ void __launch_bounds__(LegacyTile::kThreads, LegacyTile::kMinBlocksPerSm)
+    legacy_marching_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent, int slab_planes) {
+    using Tile = LegacyTile;
+    constexpr int kR = kStarRadius;
+    constexpr int kRows = Tile::kRowsPerThread;
+    __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
+
+    const int x0 = blockIdx.x * Tile::kTileX;
+    const int y0 = blockIdx.y * Tile::kTileY;
+    const int z_first = blockIdx.z * slab_planes;
+    const int z_end = min(extent.nz, z_first + slab_planes);
+    const std::size_t plane = extent.plane();
+    const int x = x0 + threadIdx.x;
+    std::size_t offset[kRows];
+    bool inside[kRows];
+    bool interior_xy[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
+        inside[k] = x < extent.nx && y < extent.ny;
+        interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
+        offset[k] = static_cast<std::size_t>(y) * extent.nx + x;
+    }
+    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
+    const bool has_halo = rank < Tile::kHaloPoints;
+    const TilePoint halo = has_halo ? halo_point<kR, Tile::kTileX, Tile::kTileY>(rank) : TilePoint{0, 0};
+    const int hx = x0 - kR + halo.column;
+    const int hy = y0 - kR + halo.row;
+    const bool halo_inside = has_halo && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
+    const std::size_t halo_offset = halo_inside ? static_cast<std::size_t>(hy) * extent.nx + hx : 0;
+    const int z_stop = min(extent.nz, z_end + kR);
+    auto load = [&](int k, int z) {
+        return inside[k] && z >= 0 && z < z_stop ? in[static_cast<std::size_t>(z) * plane + offset[k]] : 0.0F;
+    };
+    auto load_halo = [&](int z) {
+        return halo_inside && z < z_end ? in[static_cast<std::size_t>(z) * plane + halo_offset] : 0.0F;
+    };
+
+    float below[kRows], centre[kRows], above[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        below[k] = load(k, z_first - 1);
+        centre[k] = load(k, z_first);
+        above[k] = load(k, z_first + 1);
+    }
+    float halo_value = load_halo(z_first);
+    for (int z = z_first; z < z_end; ++z) {
+        float ahead[kRows];
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) ahead[k] = load(k, z + 2);
+        const float halo_ahead = load_halo(z + 1);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = centre[k];
+        if (has_halo) tile[halo.row][halo.column] = halo_value;
+        __syncthreads();
+        const bool z_interior = z >= kR && z < extent.nz - kR;
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            if (!inside[k]) continue;
+            const int row = kR + threadIdx.y + k * Tile::kThreadsY;
+            const int column = kR + threadIdx.x;
+            float result = centre[k];
+            if (interior_xy[k] && z_interior) {
+                result = constant_coefficients[kCentre] * centre[k] +
+                         constant_coefficients[coefficient_index(kR, kAxisX, 1)] *
+                             (tile[row][column - 1] + tile[row][column + 1]) +
+                         constant_coefficients[coefficient_index(kR, kAxisY, 1)] *
+                             (tile[row - 1][column] + tile[row + 1][column]) +
+                         constant_coefficients[coefficient_index(kR, kAxisZ, 1)] * (below[k] + above[k]);
+            }
+            out[static_cast<std::size_t>(z) * plane + offset[k]] = result;
+        }
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            below[k] = centre[k];
+            centre[k] = above[k];
+            above[k] = ahead[k];
+        }
+        halo_value = halo_ahead;
+    }
+}
+
+}  // namespace
+
+namespace probe {
+namespace {
+
+template <class Tile>
+dim3 grid_for(int slab) {
+    return {cl::blocks_for(kExtent.nx, Tile::kTileX), cl::blocks_for(kExtent.ny, Tile::kTileY),
+            cl::blocks_for(kExtent.nz, slab)};
+}
+
+template <class Tile>
+void launch_star(const float* in, float* out, const float* coefficients, int slab) {
+    copy_coefficients_to_constant_memory(coefficients, kStarRadius);
+    stencil_marching_planes_kernel<Tile><<<grid_for<Tile>(slab), dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(
+        in, out, kExtent, slab);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <class Tile>
+void launch_high_order(const float* in, float* out, const float* coefficients, int slab) {
+    copy_coefficients_to_constant_memory(coefficients, kHighOrderRadius);
+    stencil25_marching_planes_kernel<Tile><<<grid_for<Tile>(slab), dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(
+        in, out, kExtent, slab);
+    CUDA_CHECK_LAUNCH();
+}
+
+void launch_legacy(const float* in, float* out, const float* coefficients, int slab) {
+    copy_coefficients_to_constant_memory(coefficients, kStarRadius);
+    legacy_marching_kernel<<<grid_for<LegacyTile>(slab), dim3(LegacyTile::kThreadsX, LegacyTile::kThreadsY)>>>(
+        in, out, kExtent, slab);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <class Kernel>
+int local_bytes_of(Kernel kernel) {
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    return static_cast<int>(attributes.localSizeBytes);
+}
+
+template <class Tile, class Kernel>
+Config marching(std::string name, Kernel kernel, void (*launch)(const float*, float*, const float*, int),
+                cl::KernelResources (*resources)(), int (*local_bytes)(), int slab, int ahead, int queue) {
+    Config c;
+    c.kernel = std::move(name);
+    c.radius = Tile::kStencilRadius;
+    c.tile_x = Tile::kTileX;
+    c.tile_y = Tile::kTileY;
+    c.threads_x = Tile::kThreadsX;
+    c.threads_y = Tile::kThreadsY;
+    c.rows = Tile::kRowsPerThread;
+    c.ahead = ahead;
+    c.queue = queue;
+    c.halo_per_thread = static_cast<double>(Tile::kHaloPoints) / Tile::kThreads;
+    c.chosen_slab = slab == 0;
+    c.slab = slab != 0 ? slab
+                       : choose_slab_planes<Tile>(kExtent, static_cast<int>(cl::resident_blocks(kernel, Tile::kThreads)));
+    const dim3 grid = grid_for<Tile>(c.slab);
+    c.blocks = static_cast<long long>(grid.x) * grid.y * grid.z;
+    c.launch = launch;
+    c.resources = resources;
+    c.local_bytes = local_bytes;
+    return c;
+}
+
+// Step 4's kernel at one shape: 32 x kThreadRows threads, kRows rows, kAhead planes ahead.
+template <int kRows, int kAhead, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
+Config star(int slab = 0) {
+    using Tile = MarchingTile<kStarRadius, kRows, kAhead, kThreadRows, kMinBlocks>;
+    constexpr auto kernel = stencil_marching_planes_kernel<Tile>;
+    return marching<Tile>(
+        "step 4", kernel, launch_star<Tile>, [] { return cl::kernel_resources(kernel, Tile::kThreads); },
+        [] { return local_bytes_of(kernel); }, slab, Tile::kAhead, Tile::kQueuePlanes);
+}
+
+// Step 5b's kernel at one shape.
+template <int kRows, int kAhead, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
+Config high_order(int slab = 0) {
+    using Tile = MarchingTile<kHighOrderRadius, kRows, kAhead, kThreadRows, kMinBlocks>;
+    constexpr auto kernel = stencil25_marching_planes_kernel<Tile>;
+    return marching<Tile>(
+        "step 5b", kernel, launch_high_order<Tile>, [] { return cl::kernel_resources(kernel, Tile::kThreads); },
+        [] { return local_bytes_of(kernel); }, slab, Tile::kAhead, Tile::kQueuePlanes);
+}
+
+Config legacy() {
+    return marching<LegacyTile>(
+        "legacy: moves z-1 <- z <- z+1 <- z+2", legacy_marching_kernel, launch_legacy,
+        [] { return cl::kernel_resources(legacy_marching_kernel, LegacyTile::kThreads); },
+        [] { return local_bytes_of(legacy_marching_kernel); }, 0, 1, 4);
+}
+
+// A step as the lab launches it (its own launcher and slab choice).
+Config lab_step(const char* id) {
+    for (const Step& step : kSteps) {
+        if (std::string(step.id) != id) continue;
+        Config c;
+        c.kernel = std::string("lab step ") + step.id + ": " + step.name;
+        c.radius = step.radius;
+        c.step = &step;
+        c.resources = step.resources;
+        if (step.marches) {
+            c.slab = marching_slab_planes(kExtent, step.radius);
+            c.chosen_slab = true;
+        }
+        return c;
+    }
+    throw std::logic_error(std::string("probe_marching: the lab has no step ") + id);
+}
+
+}  // namespace
+
+std::vector<Config> configurations() {
+    std::vector<Config> c;
+    // 7-point. References: step 2 (naive, constant memory), step 4 as the lab launches it, and
+    // the lab's first marching kernel.
+    c.push_back(lab_step("2"));
+    c.push_back(lab_step("4"));
+    c.push_back(legacy());
+    // Planes ahead, at the 32 x 32 tile of 32 x 8 threads (4 blocks per SM, 64 registers).
+    c.push_back(star<4, 1>());
+    c.push_back(star<4, 2>());
+    c.push_back(star<4, 3>());
+    c.push_back(star<4, 4>());
+    // Rows per thread and threads per block.
+    c.push_back(star<2, 3>());
+    c.push_back(star<2, 6>());
+    c.push_back(star<2, 3, 16>());
+    c.push_back(star<4, 3, 16>());
+    c.push_back(star<1, 6, 32>());
+    c.push_back(star<8, 3, 8, 2>());
+    // The register cap: 3 blocks of 256 threads (80 registers), 2 blocks (128).
+    c.push_back(star<4, 3, 8, 3>());
+    c.push_back(star<4, 6, 8, 2>());
+    // Slab lengths (planes per block) for the 32 x 32 tile, 3 ahead.
+    c.push_back(star<4, 3>(512));
+    c.push_back(star<4, 3>(128));
+    c.push_back(star<4, 3>(64));
+    c.push_back(star<4, 3>(32));
+
+    // 25-point. References: step 5a and step 5b as the lab launches them.
+    c.push_back(lab_step("5a"));
+    c.push_back(lab_step("5b"));
+    c.push_back(high_order<2, 1, 16>());
+    c.push_back(high_order<2, 3, 16>());
+    c.push_back(high_order<2, 5, 16>());
+    c.push_back(high_order<2, 3>());
+    c.push_back(high_order<1, 3, 32>());
+    c.push_back(high_order<1, 7, 32>());
+    c.push_back(high_order<4, 3, 8, 2>());
+    c.push_back(high_order<2, 3, 16, 1>());
+    c.push_back(high_order<2, 3, 16>(256));
+    c.push_back(high_order<2, 3, 16>(128));
+    return c;
+}
+
+}  // namespace probe
+}  // namespace stencil
