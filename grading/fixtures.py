@@ -141,16 +141,15 @@ class ObjectCase:
     edits: tuple[tuple[str, str], ...] = ()  # (old, new) replacements in the solution besides
 
 
+def in_matadd(code: str, before: str = "") -> str:
+    """A snippet for lab 01's student file: `code` inside namespace matadd's anonymous namespace,
+    after `before` (its #includes)."""
+    return f"\n{before}namespace matadd {{\nnamespace {{\n{code}}}  // namespace\n}}  // namespace matadd\n"
+
+
 # A static initializer that writes a results file claiming that every step passed fast, and ends
 # the process before the harness runs: the attack that a text scan let through.
-FORGED_RESULTS = r'''
-#include <cstdio>
-#include <cstdlib>
-#include <unistd.h>
-
-namespace matadd {
-namespace {
-
+FORGED_RESULTS = in_matadd(r'''
 // A fixture, not course code: what a hostile submission tried.
 struct ForgedResults {
     ForgedResults() {
@@ -171,21 +170,11 @@ struct ForgedResults {
 };
 ForgedResults forged_results;
 
-}  // namespace
-}  // namespace matadd
-'''
+''', before="#include <cstdio>\n#include <cstdlib>\n#include <unistd.h>\n\n")
 
 # Plants links and a FIFO where the grader used to read and write (the run folder), then ends
 # the process: the grader must neither follow, block on, nor copy any of them.
-PLANTED_LINK = r'''
-#include <cstdlib>
-#include <string>
-#include <sys/stat.h>
-#include <unistd.h>
-
-namespace matadd {
-namespace {
-
+PLANTED_LINK = in_matadd(r'''
 // A fixture, not course code: plants links where a grader might read or write as root.
 struct PlantLinks {
     PlantLinks() {
@@ -207,29 +196,17 @@ struct PlantLinks {
 };
 PlantLinks plant_links;
 
-}  // namespace
-}  // namespace matadd
-'''
+''', before="#include <cstdlib>\n#include <string>\n#include <sys/stat.h>\n#include <unistd.h>\n\n")
 
 OBJECT_CASES = {
     "forged-results": ObjectCase(LAB01, FORGED_RESULTS, ("calls `getenv`", "calls `fopen`", "static initializer")),
     "planted-link": ObjectCase(LAB01, PLANTED_LINK, ("calls `symlink`", "calls `mkfifo`", "static initializer")),
-    "constructor-attribute": ObjectCase(LAB01, '''
-namespace matadd {
-namespace {
-volatile int started = 0;
+    "constructor-attribute": ObjectCase(LAB01, in_matadd('''volatile int started = 0;
 __attribute__((constructor)) void before_main() { started = 1; }
-}  // namespace
-}  // namespace matadd
-''', ("static initializer",)),
-    "destructor-attribute": ObjectCase(LAB01, '''
-namespace matadd {
-namespace {
-volatile int ended = 0;
+'''), ("static initializer",)),
+    "destructor-attribute": ObjectCase(LAB01, in_matadd('''volatile int ended = 0;
 __attribute__((destructor)) void after_main() { ended = 1; }
-}  // namespace
-}  // namespace matadd
-''', ("static finalizer",)),
+'''), ("static finalizer",)),
     "interpose-libc": ObjectCase(LAB01, '''
 // Would replace the C library's function for the whole harness process.
 extern "C" int fsync(int fd) { return fd * 0; }
@@ -242,26 +219,16 @@ SumCheck check_sum(const float*, std::size_t, std::uint32_t, std::uint32_t) { re
 void fill_pattern(float*, std::size_t, std::uint32_t) {}
 }  // namespace matadd
 ''', ("which large_case.cu (given) defines too",)),
-    "inline-syscall": ObjectCase(LAB01, '''
-namespace matadd {
-namespace {
-__attribute__((used)) long raw_write(long fd, const void* data, long size) {
+    "inline-syscall": ObjectCase(LAB01, in_matadd(
+        '''__attribute__((used)) long raw_write(long fd, const void* data, long size) {
     long result;
     asm volatile("syscall" : "=a"(result) : "a"(1L), "D"(fd), "S"(data), "d"(size) : "rcx", "r11", "memory");
     return result;
 }
-}  // namespace
-}  // namespace matadd
-''', ("inline assembly in host code", "system-call instruction (`syscall`)")),
-    "libc-syscall": ObjectCase(LAB01, '''
-#include <unistd.h>
-#include <sys/syscall.h>
-namespace matadd {
-namespace {
-__attribute__((used)) long leak(long fd) { return syscall(SYS_write, fd, "x", 1); }
-}  // namespace
-}  // namespace matadd
-''', ("calls `syscall`",)),
+'''), ("inline assembly in host code", "system-call instruction (`syscall`)")),
+    "libc-syscall": ObjectCase(LAB01, in_matadd(
+        '''__attribute__((used)) long leak(long fd) { return syscall(SYS_write, fd, "x", 1); }
+''', before="#include <unistd.h>\n#include <sys/syscall.h>\n"), ("calls `syscall`",)),
     "macro-over-launchers": ObjectCase(LAB01, '''
 // Turns the launchers' launch checks into nothing.
 #undef CUDA_CHECK_LAUNCH
@@ -273,32 +240,21 @@ namespace cl {
 inline unsigned int blocks_for(std::size_t, int) { return 1; }
 }  // namespace cl
 ''', ("opens `namespace cl`",)),
-    "undeclared-host-call": ObjectCase(LAB01, '''
-namespace matadd {
-namespace {
-__attribute__((used)) void* pinned(std::size_t bytes) {
+    "undeclared-host-call": ObjectCase(LAB01, in_matadd('''__attribute__((used)) void* pinned(std::size_t bytes) {
     void* p = nullptr;
     return cudaMallocHost(&p, bytes) == cudaSuccess ? p : nullptr;
 }
-}  // namespace
-}  // namespace matadd
-''', ("calls `cudaMallocHost`",)),
+'''), ("calls `cudaMallocHost`",)),
     # What honest students write must pass: device-side inline PTX, a host printf, a __device__
     # helper and variable, a kernel of their own in the anonymous namespace.
-    "honest-extras": ObjectCase(LAB01, '''
-#include <cstdio>
-namespace matadd {
-namespace {
-__device__ unsigned int launches = 0;
+    "honest-extras": ObjectCase(LAB01, in_matadd('''__device__ unsigned int launches = 0;
 __device__ float twice(float x) { return 2.0f * x; }
 __global__ void count_launch_kernel() {
     asm volatile("membar.gl;");
     atomicAdd(&launches, 1U);
 }
 __attribute__((used)) void say(int step) { std::printf("step %d\\n", step); count_launch_kernel<<<1, 1>>>(); }
-}  // namespace
-}  // namespace matadd
-''', ()),
+''', before="#include <cstdio>\n"), ()),
 }
 
 

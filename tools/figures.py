@@ -875,8 +875,8 @@ ROOFLINE_POINTS: dict[str, dict[str, float]] = {
     # the particle update: 3 FMA (6 flops) per 36 counted bytes
     "02-coalescing": {"3": 6 / 36, "4": 6 / 36},
     # step 1 at 32 x 4096 x 32, steps 2 and 3 at 4096^3
-    "03-matmul-naive": {"1": 2 * 32 * 4096 * 32 / (4 * (32 * 4096 * 2 + 32 * 32)), "2": GEMM_4096, "3": GEMM_4096},
-    "04-matmul-tiled": {str(s): GEMM_4096 for s in range(1, 6)},
+    "03-matmul-naive": {"1": 2 * 32 * 4096 * 32 / (4 * (32 * 4096 * 2 + 32 * 32)), "2": GEMM_4096, "3": GEMM_4096, "4": GEMM_4096},
+    "04-matmul-tiled": {str(s): GEMM_4096 for s in range(1, 7)},
     # 2^17 bodies, 20 flops per interaction; per body 16 bytes read (position, mass), 12 written
     "08-nbody": {str(s): 20 * 2 ** 17 / 28 for s in range(1, 6)},
     # 1 + 9R flops per point (centre product, then per axis and distance one add and one FMA), 8 bytes

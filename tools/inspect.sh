@@ -4,13 +4,19 @@
 # reference solutions, on a GPU: each solution compiled with -Xptxas -v (registers, spills, shared
 # and constant memory per kernel), then each chapter's ncu command, one launch per step. Everything
 # goes to ${OUT:-inspect-logs}/inspect.log, in chapter order, for pasting into the chapters.
-# Usage: [OUT=dir] [BUILD=dir] tools/inspect.sh [GPU_ARCH]   (default 90, the H100; needs ncu)
+# Usage: [OUT=dir] [BUILD=dir] [LABS=03-matmul-naive,05-transpose] tools/inspect.sh [GPU_ARCH]
+# (default 90, the H100; needs ncu). LABS: only these labs, and no demo.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-inspect-logs}
 arch=${1:-90}
 build=${BUILD:-build-inspect}
 labs=(01-matadd 02-coalescing 03-matmul-naive 04-matmul-tiled 05-transpose 06-reduction 07-atomics)
+only=${LABS:-}
+selected() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+chosen=()
+for lab in "${labs[@]}"; do selected "$lab" && chosen+=("$lab"); done
+labs=("${chosen[@]}")
 mkdir -p "$out"
 log="$out/inspect.log"
 : >"$log"
@@ -30,7 +36,7 @@ targets=()
 for lab in "${labs[@]}"; do
   targets+=("labs/$lab/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["harness"])' "labs/$lab/lab.json")")
 done
-targets+=(demos/divergence/test_divergence)
+[ -z "$only" ] && targets+=(demos/divergence/test_divergence)
 ninja -C "$build" "${targets[@]}" >>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
 say "inspect: solutions built in $build ($((SECONDS - start)) s); nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(ncu --version | tail -1)"
 say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
@@ -60,6 +66,7 @@ ncu_total=0
 profile() {
   local lab=$1 harness=$2 regex=$3 metrics=$4
   shift 4
+  selected "$lab" || return 0
   local step t0
   for step in "$@"; do
     say ""
@@ -80,7 +87,7 @@ profile 02-coalescing labs/02-coalescing/test_coalescing "copy_|advance_" \
 profile 03-matmul-naive labs/03-matmul-naive/test_matmul_naive "matmul_row_from" \
   l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio,l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio 2 3
 profile 04-matmul-tiled labs/04-matmul-tiled/test_matmul_tiled "tiled_kernel|tiled_unrolled_kernel|register_tiled" \
-  sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum 2 3 4
+  sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum 2 3 4 5 6
 profile 05-transpose labs/05-transpose/test_transpose "transpose_shared" \
   l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum 3 4
 profile 06-reduction labs/06-reduction/test_reduction "reduce_interleaved_strided|reduce_sequential" \
@@ -89,7 +96,7 @@ profile 07-atomics labs/07-atomics/test_atomics "histogram_(global|shared)_kerne
   lts__t_sectors_op_red.sum.per_second,smsp__inst_executed_op_shared_atom.sum 1 2
 
 # The divergence demo (docs/demos/divergence.md): one path against 32 per warp.
-for paths in 1 32; do
+[ -z "$only" ] && for paths in 1 32; do
   say ""
   say "=== divergence demo, $paths path(s) per warp"
   t0=$SECONDS

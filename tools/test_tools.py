@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Tests of ./lab's helpers without a GPU: progress.py (`./lab status`) and sanitizer_report.py
-(`./lab NN --sanitize`), on a made-up course of two labs. Usage: test_tools.py"""
+"""Tests of ./lab's helpers without a GPU: progress.py (`./lab status`), sanitizer_report.py
+(`./lab NN --sanitize`) and check_labs.py's answer-key check, on made-up courses. Usage: test_tools.py"""
 
 import contextlib
 import io
@@ -13,6 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import check_labs  # noqa: E402
 import progress  # noqa: E402
 import sanitizer_report  # noqa: E402
 
@@ -143,6 +144,112 @@ class SanitizerReportTest(unittest.TestCase):
         status, text = self.report("memcheck", "error: the harness could not start\n", 2)
         self.assertEqual(status, 2)
         self.assertIn("could not judge", text)
+
+
+SHEET = """# Lab 01: a made-up lab
+
+## How to run
+
+```
+1. not a question: a code block
+Questions: nor this
+```
+
+## 1. First step
+
+Write it.
+
+Questions:
+1. Predict, then measure.
+2. Explain the table.
+
+## 2. Second step
+
+**Questions.** (a) Count the banks. (b) Predict the
+cycles per read.
+
+## 3. Third step
+
+Questions:
+
+- One bullet.
+- Another bullet.
+
+Then the sheet goes on: 1. this line is prose, not a question.
+
+## Questions
+
+1. A closing question.
+"""
+LABELS = ["1.1", "1.2", "a", "b", "3.1", "3.2", "1"]
+
+
+class CheckLabsAnswerKeyTest(unittest.TestCase):
+    """check_labs.py: solutions/<lab>/ANSWERS.md has one '## Question N' per sheet question."""
+
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp())
+        self.lab = self.root / "labs" / "01-made-up"
+        self.lab.mkdir(parents=True)
+        (self.lab / "meson.build").write_text("")
+        (self.lab / "lab.json").write_text(json.dumps({"name": "01-made-up", "title": "made up",
+                                                       "student_files": ["k.cu"], "harness": "test_k"}))
+        (self.lab / "README.md").write_text(SHEET)
+        (self.lab / "k.cu").write_text("// TODO(step 1): write it\n")
+        (self.root / "docs" / "labs").mkdir(parents=True)
+        (self.root / "docs" / "labs" / "01-made-up.md").write_text("# chapter\n")
+        self.solution = self.root / "solutions" / "01-made-up"
+        self.solution.mkdir(parents=True)
+        (self.solution / "k.cu").write_text("// the solution\n")
+        self.write_key(LABELS)
+
+    def write_key(self, labels, title="# 01-made-up: answer key (instructors)"):
+        (self.solution / "ANSWERS.md").write_text(title + "\n\n" + "".join(
+            f"## Question {label}\n\nThe answer.\n\n" for label in labels))
+
+    def problems(self):
+        return check_labs.check_lab(self.root, self.lab)
+
+    def test_each_format_of_the_sheets_is_numbered(self):
+        self.assertEqual([q.label for q in check_labs.sheet_questions(SHEET)], LABELS)
+
+    def test_a_complete_key_passes(self):
+        self.assertEqual(self.problems(), [])
+
+    def test_a_missing_heading_fails(self):
+        self.write_key([label for label in LABELS if label != "b"])
+        problems = self.problems()
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("no '## Question b'", problems[0])
+
+    def test_a_missing_key_is_reported_not_raised(self):
+        (self.solution / "ANSWERS.md").unlink()
+        problems = self.problems()
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("no answer key solutions/01-made-up/ANSWERS.md", problems[0])
+        self.assertIn("1.1, 1.2, a, b, 3.1, 3.2, 1", problems[0])
+
+    def test_a_stray_heading_a_repeated_one_and_a_wrong_title_fail(self):
+        self.write_key(LABELS + ["9", "a"], title="# answers")
+        text = "\n".join(self.problems())
+        self.assertIn("'## Question 9', which the sheet does not ask", text)
+        self.assertIn("answers question a 2 times", text)
+        self.assertIn("should open with '# 01-made-up: answer key (instructors)'", text)
+
+    def test_questions_opened_in_mid_line_are_reported(self):
+        (self.lab / "README.md").write_text(SHEET + "\n## 4. Fourth step\n\nRun it. Questions: why?\n")
+        self.assertTrue(any("in the middle of line" in p for p in self.problems()))
+
+    def test_a_sheet_numbered_straight_through_accepts_plain_numbers(self):
+        (self.lab / "README.md").write_text("## 1. One\n\nQuestions:\n1. x\n2. y\n\n## 2. Two\n\nQuestions:\n3. z\n")
+        self.write_key(["1", "2", "2.3"])
+        self.assertEqual(self.problems(), [])
+
+    def test_the_student_edition_has_no_keys_to_check(self):
+        for path in sorted(self.root.joinpath("solutions").rglob("*"), reverse=True):
+            path.unlink() if path.is_file() else path.rmdir()
+        self.root.joinpath("solutions").rmdir()
+        self.assertEqual(self.problems(), [])
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "matmul_naive.hpp"
+#include "matrix.cuh"
 #include "cuda_check.hpp"
 #include <cstddef>
 #include <stdexcept>
@@ -34,6 +35,19 @@ void matmul_row_from_y(const float* a, const float* b, float* c, int m, int n, i
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid(cl::blocks_for(n, kBlockX), cl::blocks_for(m, kBlockY));  // x covers the columns, y the rows
     matmul_row_from_y_kernel<<<grid, block>>>(a, b, c, m, n, k);
+    CUDA_CHECK_LAUNCH();
+}
+
+void matmul_view(const float* a, const float* b, float* c, int m, int n, int k) {
+    // Each view carries its own shape, so the kernel gets no m, n, k. No host mirror: the
+    // launcher has device pointers only, and device code never reads `host` anyway.
+    const MatrixView<const float> a_view{.device = a, .rows = m, .cols = k};
+    const MatrixView<const float> b_view{.device = b, .rows = k, .cols = n};
+    const MatrixView<float> c_view{.device = c, .rows = m, .cols = n};
+    const dim3 block(kBlockX, kBlockY);
+    const dim3 grid(cl::blocks_for(n, kBlockX), cl::blocks_for(m, kBlockY));  // as step 3: x covers the columns
+    // By value: the kernel gets copies of the three views (pointers and sizes), not of the matrices.
+    matmul_view_kernel<<<grid, block>>>(a_view, b_view, c_view);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -52,7 +52,7 @@ std::vector<Shape> correctness_shapes() {
     return shapes;
 }
 
-// Steps 2, 3 and cuBLAS: large enough that A, B and C (3 x 64 MiB) are several times the L2.
+// Steps 2 to 4 and cuBLAS: large enough that A, B and C (3 x 64 MiB) are several times the L2.
 constexpr Shape kPerfShape{4096, 4096, 4096};
 // Steps 0 and 1: the largest C one block can hold (32 x 32 = 1024 threads), with a long k.
 constexpr Shape kOneBlockPerfShape{32, 4096, 32};

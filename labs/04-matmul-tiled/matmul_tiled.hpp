@@ -23,15 +23,30 @@ using ResourceQuery = KernelResources (*)();
 void tiled_16(const float* a, const float* b, float* c, int m, int n, int k);
 void tiled_32(const float* a, const float* b, float* c, int m, int n, int k);
 void tiled_unrolled(const float* a, const float* b, float* c, int m, int n, int k);
-void register_tiled(const float* a, const float* b, float* c, int m, int n, int k);
+void register_tiled_1d(const float* a, const float* b, float* c, int m, int n, int k);
+void register_tiled_2d(const float* a, const float* b, float* c, int m, int n, int k);
 void register_tiled_float4(const float* a, const float* b, float* c, int m, int n, int k);
 
 /// The resources of each step's kernel in the configuration its launcher uses.
 KernelResources tiled_16_resources();
 KernelResources tiled_32_resources();
 KernelResources tiled_unrolled_resources();
-KernelResources register_tiled_resources();
+KernelResources register_tiled_1d_resources();
+KernelResources register_tiled_2d_resources();
 KernelResources register_tiled_float4_resources();
+
+/// The occupancy exercise: step 6's kernel compiled with __launch_bounds__(256, min_blocks_per_sm)
+/// for each of kOccupancyMinBlocks (2 is step 6's own). The launch, its resources, and its local
+/// memory per thread (cudaFuncAttributes::localSizeBytes: spilled registers and stack). Any other
+/// min_blocks_per_sm throws std::invalid_argument.
+inline constexpr std::array<int, 3> kOccupancyMinBlocks{1, 2, 3};
+inline constexpr const char* kOccupancyStep = "6";
+void register_tiled_float4_bounded(int min_blocks_per_sm, const float* a, const float* b, float* c, int m, int n,
+                                   int k);
+KernelResources register_tiled_float4_bounded_resources(int min_blocks_per_sm);
+std::size_t register_tiled_float4_bounded_local_bytes(int min_blocks_per_sm);
+/// The number of blocks in step 6's grid for an m x n product.
+long long register_tiled_float4_grid_blocks(int m, int n);
 
 struct Step {
     const char* id;    ///< as in the table and the lab sheet
@@ -41,12 +56,13 @@ struct Step {
     ResourceQuery resources;
 };
 
-inline constexpr std::array<Step, 5> kSteps{{
+inline constexpr std::array<Step, 6> kSteps{{
     {"1", "shared-memory tiles 16x16", 1, tiled_16, tiled_16_resources},
     {"2", "shared-memory tiles 32x32", 2, tiled_32, tiled_32_resources},
     {"3", "32x32, compile-time tile, unrolled", 3, tiled_unrolled, tiled_unrolled_resources},
-    {"4", "register tiling, 8x8 outputs per thread", 4, register_tiled, register_tiled_resources},
-    {"5", "float4 loads a slice ahead, 2 buffers", 5, register_tiled_float4, register_tiled_float4_resources},
+    {"4", "1-D register tiling, 8 outputs per thread", 4, register_tiled_1d, register_tiled_1d_resources},
+    {"5", "2-D register tiling, 8x8 outputs per thread", 5, register_tiled_2d, register_tiled_2d_resources},
+    {"6", "float4 loads, staged a slice ahead", 6, register_tiled_float4, register_tiled_float4_resources},
 }};
 
 }  // namespace matmul_tiled

@@ -7,6 +7,8 @@
 #include "cuda_check.hpp"
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include "launch.cuh"
 #include "occupancy.hpp"
 
@@ -23,11 +25,44 @@ void launch_tiled(int tile, const float* a, const float* b, float* c, int m, int
 }
 
 template <class T>
-dim3 register_tiled_grid(int m, int n) {
+dim3 block_tile_grid(int m, int n) {
     return {cl::blocks_for(n, T::kBlockN), cl::blocks_for(m, T::kBlockM)};
 }
 
+using Step4Tiling = ColumnTiling<kColumnBlockM, kColumnBlockN, kColumnBlockK, kColumnThreadM>;
 using StepTiling = Tiling<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>;
+static_assert(StepTiling::kMinBlocksPerSm == kOccupancyMinBlocks[1],
+              "the occupancy exercise's middle variant is step 6 itself: keep kOccupancyMinBlocks[1] equal to "
+              "Tiling's kMinBlocksPerSm");
+
+// Step 6's kernel with __launch_bounds__(StepTiling::kThreads, kMinBlocks): the occupancy exercise.
+template <int kMinBlocks>
+void launch_bounded_float4(const float* a, const float* b, float* c, int m, int n, int k) {
+    register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN, kMinBlocks>
+        <<<block_tile_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <int kMinBlocks>
+const void* bounded_float4_kernel() {
+    return reinterpret_cast<const void*>(
+        register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN, kMinBlocks>);
+}
+
+[[noreturn]] void unknown_min_blocks(int min_blocks_per_sm) {
+    throw std::invalid_argument("the occupancy exercise compiles step 6 with 1, 2 or 3 blocks per SM, not " +
+                                std::to_string(min_blocks_per_sm));
+}
+
+// The address of step 6's kernel compiled for `min_blocks_per_sm`.
+const void* bounded_float4_address(int min_blocks_per_sm) {
+    switch (min_blocks_per_sm) {
+        case 1: return bounded_float4_kernel<1>();
+        case 2: return bounded_float4_kernel<2>();
+        case 3: return bounded_float4_kernel<3>();
+        default: unknown_min_blocks(min_blocks_per_sm);
+    }
+}
 
 }  // namespace
 
@@ -46,16 +81,37 @@ void tiled_unrolled(const float* a, const float* b, float* c, int m, int n, int 
     CUDA_CHECK_LAUNCH();
 }
 
-void register_tiled(const float* a, const float* b, float* c, int m, int n, int k) {
-    register_tiled_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>
-        <<<register_tiled_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
+void register_tiled_1d(const float* a, const float* b, float* c, int m, int n, int k) {
+    register_tiled_1d_kernel<kColumnBlockM, kColumnBlockN, kColumnBlockK, kColumnThreadM>
+        <<<block_tile_grid<Step4Tiling>(m, n), Step4Tiling::kThreads>>>(a, b, c, m, n, k);
+    CUDA_CHECK_LAUNCH();
+}
+
+void register_tiled_2d(const float* a, const float* b, float* c, int m, int n, int k) {
+    register_tiled_2d_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>
+        <<<block_tile_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
     CUDA_CHECK_LAUNCH();
 }
 
 void register_tiled_float4(const float* a, const float* b, float* c, int m, int n, int k) {
     register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>
-        <<<register_tiled_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
+        <<<block_tile_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
     CUDA_CHECK_LAUNCH();
+}
+
+void register_tiled_float4_bounded(int min_blocks_per_sm, const float* a, const float* b, float* c, int m, int n,
+                                   int k) {
+    switch (min_blocks_per_sm) {
+        case 1: launch_bounded_float4<1>(a, b, c, m, n, k); return;
+        case 2: launch_bounded_float4<2>(a, b, c, m, n, k); return;
+        case 3: launch_bounded_float4<3>(a, b, c, m, n, k); return;
+        default: unknown_min_blocks(min_blocks_per_sm);
+    }
+}
+
+long long register_tiled_float4_grid_blocks(int m, int n) {
+    const dim3 grid = block_tile_grid<StepTiling>(m, n);
+    return static_cast<long long>(grid.x) * grid.y * grid.z;
 }
 
 KernelResources tiled_16_resources() {
@@ -70,14 +126,29 @@ KernelResources tiled_unrolled_resources() {
     return cl::kernel_resources(tiled_unrolled_kernel<kLargeTile>, kLargeTile * kLargeTile, 0);
 }
 
-KernelResources register_tiled_resources() {
-    return cl::kernel_resources(register_tiled_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
+KernelResources register_tiled_1d_resources() {
+    return cl::kernel_resources(register_tiled_1d_kernel<kColumnBlockM, kColumnBlockN, kColumnBlockK, kColumnThreadM>,
+                                Step4Tiling::kThreads, 0);
+}
+
+KernelResources register_tiled_2d_resources() {
+    return cl::kernel_resources(register_tiled_2d_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
                                 StepTiling::kThreads, 0);
 }
 
 KernelResources register_tiled_float4_resources() {
     return cl::kernel_resources(register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
                                 StepTiling::kThreads, 0);
+}
+
+KernelResources register_tiled_float4_bounded_resources(int min_blocks_per_sm) {
+    return cl::kernel_resources(bounded_float4_address(min_blocks_per_sm), StepTiling::kThreads, 0);
+}
+
+std::size_t register_tiled_float4_bounded_local_bytes(int min_blocks_per_sm) {
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, bounded_float4_address(min_blocks_per_sm)));
+    return attributes.localSizeBytes;
 }
 
 }  // namespace matmul_tiled

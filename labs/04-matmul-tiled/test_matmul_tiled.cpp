@@ -2,7 +2,8 @@
 // Lab 04 harness: every step against a double-precision CPU reference on sizes that are
 // not multiples of any tile, with a worst-case bound per element and, for long dot products, a
 // statistical bound on the RMS error that FP32 meets and reduced precision (TF32) does not; then
-// the perf table at 4096^3 against cuBLAS SGEMM (FP32), checked the same way.
+// the perf table at 4096^3 against cuBLAS SGEMM (FP32), checked the same way; and the occupancy
+// exercise (suite "demo"): step 6 compiled for 1, 2 and 3 resident blocks per SM, side by side.
 #include "matmul_tiled.hpp"
 
 #include "buffers.hpp"
@@ -10,12 +11,14 @@
 #include "device_info.hpp"
 #include "harness.hpp"
 #include "occupancy.hpp"
+#include "options.hpp"
 #include "random.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <string>
@@ -36,7 +39,7 @@ struct Shape {
 };
 
 // Tiny, thin, odd and larger sizes, none a multiple of 16 or 32 in every dimension; three
-// with k and n multiples of 4 (so that step 5's float4 path runs) but partial tiles; plus
+// with k and n multiples of 4 (so that step 6's float4 loads and stores run) but partial tiles; plus
 // one size drawn from the seed, so that a grader's run uses a size the student has not seen.
 std::vector<Shape> correctness_shapes() {
     std::vector<Shape> shapes{{1, 1, 1},     {2, 3, 1},       {17, 33, 5},     {31, 1, 64},
@@ -144,101 +147,123 @@ TEST_CASE("04-matmul-tiled correctness" * doctest::test_suite("correctness")) {
     }
 }
 
-TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
-    const Shape s = kPerfShape;
-    cl::Rng rng("perf inputs");
-    const std::vector<float> host_a = rng.floats(s.a_count(), -1.0F, 1.0F);
-    const std::vector<float> host_b = rng.floats(s.b_count(), -1.0F, 1.0F);
-    cl::DeviceBuffer<float> a{std::span<const float>(host_a), "a"};
-    cl::DeviceBuffer<float> b{std::span<const float>(host_b), "b"};
-    cl::DeviceBuffer<float> c(s.c_count(), "c");
+// The perf-size product: inputs, a second input set, cuBLAS's result as the reference, and the
+// check of a timed run's output. Used by the perf table and by the occupancy exercise.
+class PerfProblem {
+public:
+    static constexpr Shape s = kPerfShape;
     const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
+    cl::DeviceBuffer<float> a, b, c;
+    cl::DeviceBuffer<float> negated_a;
+    int selected = 0;  // 0: a, 1: -a (the second input set)
+    double roof_ms = 0;
 
-    // The second input set (one timed run, so that a step that replays an earlier result is
-    // caught) is -a: every product changes sign, and a float result exactly with it.
-    std::vector<float> host_negated_a(host_a.size());
-    for (std::size_t i = 0; i < host_a.size(); ++i) host_negated_a[i] = -host_a[i];
-    const cl::DeviceBuffer<float> negated_a{std::span<const float>(host_negated_a), "a (second input set)"};
-    int selected = 0;
+    PerfProblem() {
+        cl::Rng rng("perf inputs");
+        const std::vector<float> host_a = rng.floats(s.a_count(), -1.0F, 1.0F);
+        const std::vector<float> host_b = rng.floats(s.b_count(), -1.0F, 1.0F);
+        a = cl::DeviceBuffer<float>(std::span<const float>(host_a), "a");
+        b = cl::DeviceBuffer<float>(std::span<const float>(host_b), "b");
+        c = cl::DeviceBuffer<float>(s.c_count(), "c");
 
-    // The roof, timed like the steps. A CPU reference at this size would take minutes, so
-    // the timed outputs are checked against cuBLAS's result, with the same per-element
-    // bound: sum |a_ik| |b_kj| comes from cuBLAS on |a| and |b|. Both float results lie
-    // within half the bound of the exact product, so a correct step always passes.
-    cl::DeviceBuffer<float> reference(s.c_count(), "cuBLAS's c");
-    const double roof_ms =
-        cl::median_ms([&] { cl::cublas_sgemm_row_major(a.data(), b.data(), reference.data(), s.m, s.n, s.k); }, {},
-                      [&] { reference.poison(); });
-    std::vector<double> expected;
-    std::vector<double> bound;
-    {
+        // The second input set (one timed run, so that a step that replays an earlier result is
+        // caught) is -a: every product changes sign, and a float result exactly with it.
+        std::vector<float> host_negated_a(host_a.size());
+        for (std::size_t i = 0; i < host_a.size(); ++i) host_negated_a[i] = -host_a[i];
+        negated_a = cl::DeviceBuffer<float>(std::span<const float>(host_negated_a), "a (second input set)");
+
+        // The roof, timed like the steps. A CPU reference at this size would take minutes, so
+        // the timed outputs are checked against cuBLAS's result, with the same per-element
+        // bound: sum |a_ik| |b_kj| comes from cuBLAS on |a| and |b|. Both float results lie
+        // within half the bound of the exact product, so a correct step always passes.
+        cl::DeviceBuffer<float> reference(s.c_count(), "cuBLAS's c");
+        roof_ms = cl::median_ms(
+            [&] { cl::cublas_sgemm_row_major(a.data(), b.data(), reference.data(), s.m, s.n, s.k); }, {},
+            [&] { reference.poison(); });
         const std::vector<float> ref = reference.to_host();
-        expected.assign(ref.begin(), ref.end());
-        std::vector<float> abs_a(host_a.size());
-        std::vector<float> abs_b(host_b.size());
-        for (std::size_t i = 0; i < abs_a.size(); ++i) abs_a[i] = std::fabs(host_a[i]);
-        for (std::size_t i = 0; i < abs_b.size(); ++i) abs_b[i] = std::fabs(host_b[i]);
-        const cl::DeviceBuffer<float> device_abs_a{std::span<const float>(abs_a), "|a|"};
-        const cl::DeviceBuffer<float> device_abs_b{std::span<const float>(abs_b), "|b|"};
-        cl::cublas_sgemm_row_major(device_abs_a.data(), device_abs_b.data(), reference.data(), s.m, s.n, s.k);
-        const std::vector<float> magnitude = reference.to_host();
-        const double scale = bound_scale(s.k);
-        bound.resize(magnitude.size());
-        for (std::size_t i = 0; i < bound.size(); ++i) bound[i] = scale * magnitude[i];
+        expected_.assign(ref.begin(), ref.end());
+        {
+            std::vector<float> abs_a(host_a.size());
+            std::vector<float> abs_b(host_b.size());
+            for (std::size_t i = 0; i < abs_a.size(); ++i) abs_a[i] = std::fabs(host_a[i]);
+            for (std::size_t i = 0; i < abs_b.size(); ++i) abs_b[i] = std::fabs(host_b[i]);
+            const cl::DeviceBuffer<float> device_abs_a{std::span<const float>(abs_a), "|a|"};
+            const cl::DeviceBuffer<float> device_abs_b{std::span<const float>(abs_b), "|b|"};
+            cl::cublas_sgemm_row_major(device_abs_a.data(), device_abs_b.data(), reference.data(), s.m, s.n, s.k);
+            const std::vector<float> magnitude = reference.to_host();
+            const double scale = bound_scale(s.k);
+            bound_.resize(magnitude.size());
+            for (std::size_t i = 0; i < bound_.size(); ++i) bound_[i] = scale * magnitude[i];
+        }
+        // The statistical check needs the exact products: in double on the CPU, for sampled rows
+        // (the first, the last, and rows drawn from the seed), 16 x 4096 values.
+        sampled_rows_ = {0, s.m - 1};
+        cl::Rng pick("perf checked rows");
+        while (sampled_rows_.size() < 16) sampled_rows_.push_back(static_cast<int>(pick.uniform_int(1, s.m - 2)));
+        sampled_expected_ = reference_rows(host_a, host_b, s.n, s.k, sampled_rows_);
+
+        // cuBLAS's own result passes the statistical check, or the reference cannot be trusted.
+        std::vector<float> sampled;
+        for (const int row : sampled_rows_) {
+            sampled.insert(sampled.end(), ref.begin() + static_cast<std::ptrdiff_t>(row) * s.n,
+                           ref.begin() + static_cast<std::ptrdiff_t>(row + 1) * s.n);
+        }
+        reference_check_ = cl::compare_rms(sampled_expected_, sampled, allowed_relative_rms(s.k), "cuBLAS " + s.label());
     }
-    // The statistical check needs the exact products: in double on the CPU, for sampled rows
-    // (the first, the last, and rows drawn from the seed), 16 x 4096 values.
-    std::vector<int> sampled_rows{0, s.m - 1};
-    cl::Rng pick("perf checked rows");
-    while (sampled_rows.size() < 16) sampled_rows.push_back(static_cast<int>(pick.uniform_int(1, s.m - 2)));
-    const std::vector<double> sampled_expected = reference_rows(host_a, host_b, s.n, s.k, sampled_rows);
-    const std::string label = s.label();
-    auto verify = [&]() -> cl::Comparison {
+
+    const cl::Comparison& reference_check() const { return reference_check_; }
+
+    /// Enqueues `launch` on the selected input set.
+    void run(matmul_tiled::Launcher launch) {
+        launch(selected == 0 ? a.data() : negated_a.data(), b.data(), c.data(), s.m, s.n, s.k);
+    }
+
+    /// Checks c, as the run that just happened left it, on the selected input set: every element
+    /// within its worst-case bound of cuBLAS's result, then the RMS error of 16 sampled rows.
+    cl::Comparison verify() const {
         const std::vector<float> got = c.to_host();
         const double sign = selected == 0 ? 1.0 : -1.0;
-        const std::string context = selected == 0 ? label : label + ", a negated (second input set)";
+        const std::string context = selected == 0 ? s.label() : s.label() + ", a negated (second input set)";
         cl::Comparison result;
         if (selected == 0) {
-            result = cl::compare_within(expected, bound, got, context);
+            result = cl::compare_within(expected_, bound_, got, context);
         } else {
-            std::vector<double> want(expected.size());
-            for (std::size_t i = 0; i < want.size(); ++i) want[i] = -expected[i];
-            result = cl::compare_within(want, bound, got, context);
+            std::vector<double> want(expected_.size());
+            for (std::size_t i = 0; i < want.size(); ++i) want[i] = -expected_[i];
+            result = cl::compare_within(want, bound_, got, context);
         }
         if (!result.ok()) return result;
         std::vector<float> sampled;
         std::vector<double> sampled_want;
-        for (std::size_t r = 0; r < sampled_rows.size(); ++r) {
+        for (std::size_t r = 0; r < sampled_rows_.size(); ++r) {
             for (int j = 0; j < s.n; ++j) {
-                sampled.push_back(got[static_cast<std::size_t>(sampled_rows[r]) * s.n + j]);
-                sampled_want.push_back(sign * sampled_expected[r * s.n + j]);
+                sampled.push_back(got[static_cast<std::size_t>(sampled_rows_[r]) * s.n + j]);
+                sampled_want.push_back(sign * sampled_expected_[r * s.n + j]);
             }
         }
         result = cl::compare_rms(sampled_want, sampled, allowed_relative_rms(s.k), context + ", 16 sampled rows");
         if (!result.ok()) {  // the index in the whole of c, not in the sampled rows
             const std::size_t n = static_cast<std::size_t>(s.n);
-            result.first_index = sampled_rows[result.first_index / n] * n + result.first_index % n;
+            result.first_index = sampled_rows_[result.first_index / n] * n + result.first_index % n;
         }
         return result;
-    };
-    {
-        // cuBLAS's own result passes both checks, or the reference cannot be trusted.
-        const std::vector<float> ref = [&] {
-            cl::cublas_sgemm_row_major(a.data(), b.data(), reference.data(), s.m, s.n, s.k);
-            return reference.to_host();
-        }();
-        std::vector<float> sampled;
-        for (const int row : sampled_rows) {
-            sampled.insert(sampled.end(), ref.begin() + static_cast<std::ptrdiff_t>(row) * s.n,
-                           ref.begin() + static_cast<std::ptrdiff_t>(row + 1) * s.n);
-        }
-        const cl::Comparison roof_check = cl::compare_rms(sampled_expected, sampled, allowed_relative_rms(s.k),
-                                                          "cuBLAS " + label);
-        REQUIRE_MESSAGE(roof_check.ok(), roof_check.describe());
     }
 
+private:
+    std::vector<double> expected_;
+    std::vector<double> bound_;
+    std::vector<int> sampled_rows_;
+    std::vector<double> sampled_expected_;
+    cl::Comparison reference_check_;
+};
+
+TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
+    PerfProblem problem;
+    REQUIRE_MESSAGE(problem.reference_check().ok(), problem.reference_check().describe());
+    const Shape s = PerfProblem::s;
+
     // The ceiling: the FP32 peak, SMs x 128 lanes x 2 flops x clock. A step above it did no work.
-    const cl::Roof roof{"cuBLAS SGEMM FP32 (no TF32)", cl::gigaflops(flops, roof_ms), "GFLOP/s",
+    const cl::Roof roof{"cuBLAS SGEMM FP32 (no TF32)", cl::gigaflops(problem.flops, problem.roof_ms), "GFLOP/s",
                         cl::current_device().fp32_peak_gflops()};
     cl::PerfTable table =
         cl::make_table(fmt::format("{} x {} x {} float (m x n x k)", s.m, s.n, s.k), roof, "GFLOP/s",
@@ -247,18 +272,98 @@ TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
     bool all_passed = true;
     for (const auto& step : matmul_tiled::kSteps) {
         const cl::TimedStep timed{
-            .reset = [&] { c.poison(); },
-            .run = [&] { step.launch(selected == 0 ? a.data() : negated_a.data(), b.data(), c.data(), s.m, s.n, s.k); },
-            .verify = verify,
-            .use_inputs = [&](int set) { selected = set; },
+            .reset = [&] { problem.c.poison(); },
+            .run = [&] { problem.run(step.launch); },
+            .verify = [&] { return problem.verify(); },
+            .use_inputs = [&](int set) { problem.selected = set; },
         };
-        const cl::PerfRecord record = cl::time_step(info(step), timed, flops, table, "GFLOP/s");
+        const cl::PerfRecord record = cl::time_step(info(step), timed, problem.flops, table, "GFLOP/s");
         table.add_row(info(step), record.verdict, record.ms, record.throughput,
                       cl::resource_columns(step.resources()));
         all_passed = all_passed && record.verdict.passed();
     }
-    table.add_row({"roof", "cuBLAS SGEMM", 0}, {cl::Status::passed, ""}, roof_ms, roof.value,
+    table.add_row({"roof", "cuBLAS SGEMM", 0}, {cl::Status::passed, ""}, problem.roof_ms, roof.value,
                   {"-", "-", "-", "-"});
     table.print();
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
+}
+
+// The occupancy exercise (README.md, "Occupancy"): step 6's kernel compiled with
+// __launch_bounds__(256, N) for N = 1, 2 (step 6 itself) and 3 blocks per SM, timed like the
+// perf table on the same product and checked the same way. `./lab 04-matmul-tiled` runs it
+// after the table (no suite filter), `-ts=demo` alone. It reports "not implemented yet" until
+// step 6 is written, and fails only when a variant computes a wrong product.
+TEST_CASE("04-matmul-tiled occupancy" * doctest::test_suite("demo")) {
+    const matmul_tiled::Step& step6 = matmul_tiled::kSteps[5];
+    static_assert(matmul_tiled::kSteps.size() == 6, "the occupancy exercise uses step 6: update kSteps[5]");
+    if (!cl::step_selected(matmul_tiled::kOccupancyStep)) return;  // --step=N named another step
+    cl::print_banner();
+    PerfProblem problem;
+    REQUIRE_MESSAGE(problem.reference_check().ok(), problem.reference_check().describe());
+    const Shape s = PerfProblem::s;
+
+    // Nothing to compare before step 6 exists.
+    problem.c.poison();
+    problem.run(step6.launch);
+    const cl::Comparison first = problem.verify();
+    if (first.nothing_written()) {
+        fmt::print("occupancy exercise: step {} is not implemented yet (README.md, section {}); the table "
+                   "compares its kernel compiled for 1, 2 and 3 blocks per SM\n",
+                   step6.id, step6.section);
+        return;
+    }
+
+    const cl::DeviceInfo& device = cl::current_device();
+    const long long grid_blocks = matmul_tiled::register_tiled_float4_grid_blocks(s.m, s.n);
+    const cl::Roof roof{"cuBLAS SGEMM FP32 (no TF32)", cl::gigaflops(problem.flops, problem.roof_ms), "GFLOP/s",
+                        device.fp32_peak_gflops()};
+    cl::PerfTable table(fmt::format("04-matmul-tiled occupancy on {}: step {}, __launch_bounds__(256, N)",
+                                    device.summary(), step6.id),
+                        fmt::format("{} x {} x {} float (m x n x k), {} blocks of 256 threads", s.m, s.n, s.k,
+                                    grid_blocks),
+                        roof, "GFLOP/s",
+                        {"regs", "local B/thread", "smem/block", "blocks/SM", "occupancy", "waves",
+                         "achieved (est.)"});
+    bool all_right = true;
+    for (const int min_blocks : matmul_tiled::kOccupancyMinBlocks) {
+        const cl::StepInfo row{fmt::format("N={}", min_blocks),
+                               fmt::format("__launch_bounds__(256, {}){}", min_blocks,
+                                           min_blocks == matmul_tiled::kOccupancyMinBlocks[1] ? " (step 6)" : ""),
+                               step6.section};
+        const cl::KernelResources r = matmul_tiled::register_tiled_float4_bounded_resources(min_blocks);
+        // A wave: as many blocks as the whole GPU holds at once. The last wave of a grid that is
+        // not a whole number of waves leaves SMs idle; with equally long blocks, the warps
+        // resident on average are the theoretical occupancy times the share of full waves.
+        const long long slots = static_cast<long long>(device.sm_count) * r.blocks_per_sm;
+        const double waves = slots > 0 ? static_cast<double>(grid_blocks) / static_cast<double>(slots) : 0.0;
+        const double achieved = slots > 0 ? r.occupancy * waves / std::ceil(waves) : 0.0;
+        std::vector<std::string> extras{fmt::format("{}", r.registers_per_thread),
+                                        fmt::format("{}", matmul_tiled::register_tiled_float4_bounded_local_bytes(min_blocks)),
+                                        fmt::format("{:.1f} KiB", r.shared_bytes_per_block / 1024.0),
+                                        fmt::format("{}", r.blocks_per_sm),
+                                        fmt::format("{:.1f}%", 100.0 * r.occupancy),
+                                        fmt::format("{:.2f}", waves),
+                                        fmt::format("{:.1f}%", 100.0 * achieved)};
+        cl::Verdict verdict{cl::Status::passed, ""};
+        double ms = 0;
+        try {
+            const auto launch = [&] {
+                matmul_tiled::register_tiled_float4_bounded(min_blocks, problem.a.data(), problem.b.data(),
+                                                            problem.c.data(), s.m, s.n, s.k);
+            };
+            ms = cl::median_ms(launch, {}, [&] { problem.c.poison(); });
+            verdict = cl::judge(row, problem.verify());  // the last timed run's output
+        } catch (const std::exception& e) {
+            verdict = {cl::Status::error, fmt::format("{}: {}", row.name, e.what())};
+        }
+        all_right = all_right && (verdict.passed() || verdict.status == cl::Status::not_implemented);
+        table.add_row(row, verdict, ms, verdict.passed() ? cl::gigaflops(problem.flops, ms) : 0.0, std::move(extras));
+    }
+    table.add_row({"roof", "cuBLAS SGEMM", 0}, {cl::Status::passed, ""}, problem.roof_ms, roof.value);
+    table.print();
+    fmt::print("regs: per thread (the compiler's choice under the bound); local B/thread: spilled registers and "
+               "stack (cudaFuncAttributes::localSizeBytes); blocks/SM and occupancy: "
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor; achieved (est.): the occupancy times the share of "
+               "full waves (measure it with ncu's sm__warps_active.avg.pct_of_peak_sustained_active)\n");
+    CHECK_MESSAGE(all_right, "a variant of step 6 computed a wrong product: see the table");
 }

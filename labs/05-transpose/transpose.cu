@@ -4,6 +4,7 @@
 #include "transpose.hpp"
 
 #include "cuda_check.hpp"
+#include "transpose_tiles.cuh"
 
 #include <cstddef>
 #include <cstdint>
@@ -36,9 +37,9 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass)
 // one contiguous output row. Left slow: a tile column is 32 words 32 apart, all in one bank.
 __global__ void __launch_bounds__(kTile * kRowsPerPass)
     transpose_shared_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
-    // TODO(step 3): declare __shared__ float tile[kTile][kTile]; tile_row = blockIdx.y * kTile,
-    // tile_col = blockIdx.x * kTile. Read the tile as step 1 does, element (tile_row + j,
-    // tile_col + x) into tile[j][x] (x = threadIdx.x, j = threadIdx.y + pass * kRowsPerPass).
+    // TODO(step 3): declare __shared__ float tile[kTile][kTile]; take tile_row and tile_col
+    // from the given tile_origin() (transpose_tiles.cuh). Read the tile as step 1 does, element
+    // (tile_row + j, tile_col + x) into tile[j][x] (x = threadIdx.x, j = threadIdx.y + pass * kRowsPerPass).
     // __syncthreads(). Then lane x writes output row tile_col + j, column tile_row + x, from
     // tile[x][j], with the bounds transposed too. No early return before the barrier.
     // Lab sheet: README.md, section 3.

@@ -35,7 +35,7 @@ struct Step {
 };
 
 inline constexpr std::array<Step, 4> kSteps{{
-    {"1", "copy, 32x4 threads per 32x32 tile", 1, false, copy_tiled},
+    {"1", "copy, 32x8 threads per 32x32 tile", 1, false, copy_tiled},
     {"2", "naive transpose (strided writes)", 2, true, transpose_naive},
     {"3", "shared-memory tile [32][32]", 3, true, transpose_shared},
     {"4", "padded tile [32][33]", 4, true, transpose_shared_padded},
@@ -49,11 +49,12 @@ inline constexpr std::array<Step, 4> kSteps{{
 /// that every thread has several independent loads in flight.
 inline constexpr int kTile = 32;
 /// Rows per thread: a count the compiler knows, so that it unrolls the passes fully. On an
-/// H200, 8 (32 x 4 threads) beat 4 (32 x 8) by a few per cent: more bytes in flight per SM.
-inline constexpr int kPasses = 8;
+/// H100, 4 (32 x 8 threads) and 8 (32 x 4) ran within a per cent of each other, 2 (32 x 16)
+/// far slower; 4 was the faster of the two for the shared-memory transposes.
+inline constexpr int kPasses = 4;
 static_assert(kTile == 32, "a tile row must be one warp wide: keep kTile at 32 (the warp size)");
 static_assert(kTile % kPasses == 0, "kPasses must divide kTile");
-inline constexpr int kRowsPerPass = kTile / kPasses;  ///< the block's y extent: 32 x 4 threads
+inline constexpr int kRowsPerPass = kTile / kPasses;  ///< the block's y extent: 32 x 8 threads
 
 /// Each block has kProbeThreads threads and a shared array of kProbeWords 32-bit words,
 /// filled from `words` (global, kProbeWords long). Lane `lane` of every warp makes

@@ -16,6 +16,9 @@ namespace {
 // One block per 32 x 32 tile of the input: x along its columns, y along its rows.
 dim3 tile_grid(int rows, int cols) { return {cl::blocks_for(cols, kTile), cl::blocks_for(rows, kTile)}; }
 
+// Steps 3 and 4: the same tiles, numbered down each column of tiles first (tile_origin()).
+dim3 tile_grid_by_columns(int rows, int cols) { return {cl::blocks_for(rows, kTile), cl::blocks_for(cols, kTile)}; }
+
 constexpr dim3 kTileBlock{kTile, kRowsPerPass};
 
 }  // namespace
@@ -31,12 +34,12 @@ void transpose_naive(const float* in, float* out, int rows, int cols) {
 }
 
 void transpose_shared(const float* in, float* out, int rows, int cols) {
-    transpose_shared_kernel<<<tile_grid(rows, cols), kTileBlock>>>(in, out, rows, cols);
+    transpose_shared_kernel<<<tile_grid_by_columns(rows, cols), kTileBlock>>>(in, out, rows, cols);
     CUDA_CHECK_LAUNCH();
 }
 
 void transpose_shared_padded(const float* in, float* out, int rows, int cols) {
-    transpose_shared_padded_kernel<<<tile_grid(rows, cols), kTileBlock>>>(in, out, rows, cols);
+    transpose_shared_padded_kernel<<<tile_grid_by_columns(rows, cols), kTileBlock>>>(in, out, rows, cols);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Lab 08, all-pairs n-body: the kernels you write. The launchers and the resource queries
-// below are complete.
+// Lab 08, all-pairs n-body: the kernels you write. Given and complete: the launchers and the
+// resource queries (nbody_launchers.cuh, included at the end) and the device helpers
+// rsqrt_of_normal, store_acceleration and no_body (nbody_device.cuh).
 #include "nbody.hpp"
 
-#include <cstddef>
+#include "nbody_device.cuh"
 
 namespace nbody {
 
@@ -13,8 +14,9 @@ namespace nbody {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// One interaction and the store: the physics every step shares. ([[maybe_unused]]: in the
-// starter no kernel calls them yet.)
+// One interaction: the physics every step shares. ([[maybe_unused]]: in the starter no kernel
+// calls them yet.) The given helpers (rsqrt_of_normal, store_acceleration, no_body) are in
+// nbody_device.cuh.
 // ---------------------------------------------------------------------------------------
 
 // Adds to `acc` the acceleration that `other` (x, y, z, w = mass) gives the body at `self`:
@@ -34,33 +36,11 @@ namespace {
     // Lab sheet: README.md, section 4.
 }
 
-// Given. rsqrtf(x) is the PTX instruction rsqrt.approx.f32, which must also be right for a
-// subnormal x. The special-function unit flushes subnormal inputs to zero, so ptxas wraps its
-// MUFU.RSQ in a test and two scalings (see step 4's SASS). Here x >= eps^2 = 2^-10 is never
-// subnormal: the .ftz form is the bare MUFU.RSQ and gives the same bits, in one instruction.
-[[maybe_unused]] __device__ float rsqrt_of_normal(float x) {
-    float result;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
-    return result;
-}
-
 // Step 5's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
 [[maybe_unused]] __device__ void add_interaction_bare(float3 self, float4 other, float3& acc) {
     // TODO(step 5): add_interaction_rsqrtf with rsqrt_of_normal(dist2) in place of rsqrtf.
     // Lab sheet: README.md, section 5.
 }
-
-// Given: writes body `body`'s acceleration to accel[3 body], accel[3 body + 1], accel[3 body + 2].
-[[maybe_unused]] __device__ void store_acceleration(float* accel, int body, float3 acc) {
-    const std::size_t at = 3 * static_cast<std::size_t>(body);
-    accel[at] = acc.x;
-    accel[at + 1] = acc.y;
-    accel[at + 2] = acc.z;
-}
-
-// Given: a body outside [0, count), at the origin with mass 0. As `other` it adds exactly 0
-// (the softening keeps its scale finite); as `self` its result is never stored.
-[[maybe_unused]] __device__ float4 no_body() { return make_float4(0.0F, 0.0F, 0.0F, 0.0F); }
 
 // ---------------------------------------------------------------------------------------
 // Step 1: one thread per body, reading the lecture's array of structures.

@@ -45,7 +45,7 @@ namespace unified {
 // Memory of every kind (steps 1, 2, 4 and 6). Wrap every runtime call in CUDA_CHECK(...).
 // ---------------------------------------------------------------------------------------
 
-float* allocate_floats(Memory memory, std::size_t count) {
+float* allocate_floats(Memory memory, [[maybe_unused]] std::size_t count) {
     float* data = nullptr;
     switch (memory) {
         case Memory::device:
@@ -68,29 +68,16 @@ float* allocate_floats(Memory memory, std::size_t count) {
             // Lab sheet: README.md, section 6.
             break;
     }
-    (void)count;  // delete this line
     return data;
 }
 
-void release_floats(Memory memory, float* data) {
+void release_floats([[maybe_unused]] Memory memory, float* data) {
     if (data == nullptr) return;
-    switch (memory) {
-        case Memory::device:
-            // TODO(step 1): cudaFree. Lab sheet: README.md, section 1.
-            break;
-        case Memory::pinned_host:
-            // TODO(step 1): cudaFreeHost. Lab sheet: README.md, section 1.
-            break;
-        case Memory::mapped_host:
-            // TODO(step 2): what frees cudaHostAlloc's memory? Lab sheet: README.md, section 2.
-            break;
-        case Memory::managed:
-            // TODO(step 4): what frees cudaMallocManaged's memory? Lab sheet: README.md, section 4.
-            break;
-        case Memory::system:
-            // TODO(step 6): delete[]. Lab sheet: README.md, section 6.
-            break;
-    }
+    // A switch (memory) as in allocate_floats, one case per kind:
+    // TODO(step 1): Memory::device: cudaFree; Memory::pinned_host: cudaFreeHost. Lab sheet: README.md, section 1.
+    // TODO(step 2): Memory::mapped_host: what frees cudaHostAlloc's memory? Lab sheet: README.md, section 2.
+    // TODO(step 4): Memory::managed: what frees cudaMallocManaged's memory? Lab sheet: README.md, section 4.
+    // TODO(step 6): Memory::system: delete[]. Lab sheet: README.md, section 6.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -100,19 +87,17 @@ void release_floats(Memory memory, float* data) {
 // Slow before: the CPU.
 // Fixes: the data is copied to device memory in one piece per array, at the copy engines' full
 // rate (pinned memory: no staging), the kernel runs at device-memory speed, the result comes back.
-void stream_explicit(const StreamProblem& p) {
+void stream_explicit([[maybe_unused]] const StreamProblem& p) {
     // TODO(step 1): copy p.x and p.y (host) to p.device_x and p.device_y (cudaMemcpy or
     // cudaMemcpyAsync, cudaMemcpyHostToDevice); launch_saxpy on the device copies, writing
     // p.device_z; copy p.device_z back to p.z. Lab sheet: README.md, section 1.
-    (void)p;  // delete this line
 }
 
 // Slow before: the CPU.
 // Fixes: u crosses the bus once, all sweeps read device memory, w crosses back once.
-void reuse_explicit(const ReuseProblem& p) {
+void reuse_explicit([[maybe_unused]] const ReuseProblem& p) {
     // TODO(step 1): copy p.u to p.device_u; launch_sweeps(p.device_u, p.scratch, p.device_w,
     // p.count, p.sweeps); copy p.device_w back to p.w. Lab sheet: README.md, section 1.
-    (void)p;  // delete this line
 }
 
 // ---------------------------------------------------------------------------------------
@@ -123,17 +108,15 @@ void reuse_explicit(const ReuseProblem& p) {
 // Slow before: step 1 copies in, then computes, then copies out, one after the other.
 // Fixes: no copies; the kernel's loads and stores cross the bus themselves, both directions at
 // once and overlapped with the arithmetic. Each byte crosses once, as in step 1.
-void stream_direct(const StreamProblem& p) {
+void stream_direct([[maybe_unused]] const StreamProblem& p) {
     // TODO(step 2): launch_saxpy straight on p.x, p.y and p.z. Lab sheet: README.md, section 2.
-    (void)p;  // delete this line
 }
 
 // Slow before: (this step is slower on purpose.)
 // Shows: the GPU keeps no copy of zero-copy memory (and the arrays are larger than its L2), so
 // every sweep reads one whole array and writes another across the bus again.
-void reuse_direct(const ReuseProblem& p) {
+void reuse_direct([[maybe_unused]] const ReuseProblem& p) {
     // TODO(step 3): launch_sweeps straight on p.u, p.scratch and p.w. Lab sheet: README.md, section 3.
-    (void)p;  // delete this line
 }
 
 // ---------------------------------------------------------------------------------------
@@ -143,37 +126,33 @@ void reuse_direct(const ReuseProblem& p) {
 // cudaMemPrefetchAsync the way your CUDA version wants them.
 // ---------------------------------------------------------------------------------------
 
-void stream_advise(const StreamProblem& p) {
+void stream_advise([[maybe_unused]] const StreamProblem& p) {
     // TODO(step 5): once, after the allocation: every element of x, y and z crosses the bus
     // once. Keep all three in host memory (cudaMemAdviseSetPreferredLocation, the host) and
     // have the GPU map them (cudaMemAdviseSetAccessedBy, the device). Lab sheet: README.md, section 5.
-    (void)p;  // delete this line
 }
 
 // Slow before: step 4 moves pages one GPU page fault at a time, the kernel stalling on each,
 // and the host's first reads of z fault them back one by one.
 // Fixes: no faults, no migrations: the kernel reads x and y and writes z across the bus, both
 // directions at once and overlapped with its arithmetic; z is in host memory when it ends.
-void stream_advised(const StreamProblem& p) {
+void stream_advised([[maybe_unused]] const StreamProblem& p) {
     // TODO(step 5): with that advice, what is left to do? Lab sheet: README.md, section 5.
-    (void)p;  // delete this line
 }
 
-void reuse_advise(const ReuseProblem& p) {
+void reuse_advise([[maybe_unused]] const ReuseProblem& p) {
     // TODO(step 5): once, after the allocation: u is read once, by the first sweep (advise it
     // as x above); scratch is never needed on the host (cudaMemAdviseSetPreferredLocation, the
     // device). Lab sheet: README.md, section 5.
-    (void)p;  // delete this line
 }
 
 // Slow before: step 4 faults u in page by page during the first sweep and faults w back on
 // the host page by page.
 // Fixes: u is read across the bus once, without faults; w, which half the sweeps write and read,
 // is in device memory before they start and moves back to the host in bulk after them.
-void reuse_prefetched(const ReuseProblem& p) {
+void reuse_prefetched([[maybe_unused]] const ReuseProblem& p) {
     // TODO(step 5): prefetch w to the device; launch_sweeps; prefetch w to the host.
     // Lab sheet: README.md, section 5.
-    (void)p;  // delete this line
 }
 
 }  // namespace unified

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <utility>
 
 namespace unified {
 
@@ -71,6 +72,22 @@ struct ReuseProblem {
     float* device_u = nullptr;
     float* device_w = nullptr;
 };
+
+/// How the sweeps use the buffers (given; launch_sweeps and the instructors' probe follow it):
+/// calls sweep(source, target) `sweeps` times, in order. The first sweep reads u, every later one
+/// what the previous one wrote; they alternate between w and scratch so that the last one writes
+/// w (an odd number of sweeps starts by writing w, an even number by writing scratch). u is only read.
+template <class Sweep>
+void alternate_sweeps(const float* u, float* scratch, float* w, int sweeps, Sweep&& sweep) {
+    float* target = sweeps % 2 == 1 ? w : scratch;
+    float* other = sweeps % 2 == 1 ? scratch : w;
+    const float* source = u;
+    for (int k = 0; k < sweeps; ++k) {
+        sweep(source, target);
+        source = target;
+        std::swap(target, other);
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // The steps. A run function does everything from "the inputs are in host memory" to "the

@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <stdexcept>
-#include <utility>
 
 namespace unified {
 namespace {
@@ -39,22 +38,16 @@ constexpr int kThreadsPerBlock = 256;
 /// w = `sweeps` sweeps of the stencil applied to u, one launch per sweep: a sweep reads its
 /// neighbours' old values, and only the end of a launch guarantees that every block has
 /// finished writing them. The sweeps alternate between w and scratch so that the last one
-/// writes w; u is only read.
+/// writes w (alternate_sweeps in unified_memory.hpp); u is only read.
 [[maybe_unused]] void launch_sweeps(const float* u, float* scratch, float* w, std::size_t count, int sweeps,
                                     cudaStream_t stream = nullptr) {
     if (sweeps < 1) throw std::invalid_argument("launch_sweeps: at least one sweep");
     if (count == 0) return;
     const unsigned int blocks = cl::grid_stride_blocks(sweep_kernel, kThreadsPerBlock, count);
-    // An odd number of sweeps starts by writing w, an even number by writing scratch.
-    float* target = sweeps % 2 == 1 ? w : scratch;
-    float* other = sweeps % 2 == 1 ? scratch : w;
-    const float* source = u;
-    for (int sweep = 0; sweep < sweeps; ++sweep) {
+    alternate_sweeps(u, scratch, w, sweeps, [&](const float* source, float* target) {
         sweep_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(source, target, count);
         CUDA_CHECK_LAUNCH();
-        source = target;
-        std::swap(target, other);
-    }
+    });
 }
 
 }  // namespace

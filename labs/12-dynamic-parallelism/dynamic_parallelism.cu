@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Lab 12, dynamic parallelism: the kernels you write, and step 1's host loop. The launchers are
 // in dynamic_parallelism_launchers.cuh: read them, but do not edit them. Also given and complete:
-// dynamic_parallelism_device.cuh (check_child_launch, take_counters, pixel_dwell) and
-// baselines.cu (CUB's radix sort, the brute-force Mandelbrot kernel).
+// dynamic_parallelism_device.cuh (check_child_launch, take_counters, PartitionOutcome,
+// pixel_dwell) and baselines.cu (CUB's radix sort, the brute-force Mandelbrot kernel).
 #include "dynamic_parallelism.hpp"
 
 #include "cuda_check.hpp"
@@ -27,7 +27,6 @@ namespace {
 // of the block calls it and gets the same pivot; warp 0 does the work.
 template <int kThreads>
 __device__ Key sample_pivot(const Key* src, Segment segment) {
-    static_assert(kPivotSamples == kWarpSize, "sample_pivot takes one sample per lane of one warp");
     static_assert(kThreads >= kWarpSize, "warp 0 samples the pivot: use at least 32 threads per block");
     // TODO(step 1): declare __shared__ Key pivot. Threads 0..31 (warp 0) only: lane l reads the
     // sample src[segment.begin + (2l + 1) * segment.count / 64] (compute it in std::size_t); its
@@ -38,13 +37,6 @@ __device__ Key sample_pivot(const Key* src, Segment segment) {
     return 0;
 }
 
-// What a partition grid leaves behind, as its last block sees it.
-struct PartitionOutcome {
-    bool last_block = false;   // this block finished last: the whole segment is partitioned
-    unsigned int less = 0;     // keys < pivot, now in dst[begin, begin + less)
-    unsigned int greater = 0;  // keys > pivot, now in dst[end - greater, end)
-};
-
 // One block's share of a three-way partition of `segment` from src into dst: keys below the
 // pivot go to the front of the segment, keys above it to the back, and keys equal to it are
 // not moved at all: the last block writes the pivot into the middle of `keys`, the final
@@ -53,7 +45,6 @@ template <int kThreads>
 __device__ PartitionOutcome partition_segment(const Key* src, Key* dst, Key* keys, Segment segment,
                                               PartitionCounters* counters) {
     static_assert(kThreads * kKeysPerThread == static_cast<int>(kTileKeys), "a block covers kTileKeys keys");
-    static_assert(kTileKeys < (1U << 16), "the two counts are packed in 16 bits each: keep kTileKeys below 65536");
     // TODO(step 1), in this order (Lab sheet: README.md, section 1):
     // - pivot = sample_pivot<kThreads>(src, segment);
     // - this block's tile starts at tile = blockIdx.x * kTileKeys. For k < kKeysPerThread, thread

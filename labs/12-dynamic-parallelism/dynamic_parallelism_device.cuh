@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Lab 12: device-side helpers, given complete (not yours to edit). dynamic_parallelism.cu and
-// baselines.cu include this file: the Mariani-Silver kernel and the brute-force reference
+// Lab 12: device-side helpers and types, given complete (not yours to edit). dynamic_parallelism.cu
+// and baselines.cu include this file: the Mariani-Silver kernel and the brute-force reference
 // compute every dwell with the same function, so that their images can be compared.
 #pragma once
 
@@ -12,6 +12,10 @@ namespace dynamic_parallelism {
 
 inline constexpr int kWarpSize = 32;
 inline constexpr unsigned int kFullMask = 0xFFFFFFFFU;  // every lane of a warp takes part
+
+// What the kernels of steps 1 to 3 rely on.
+static_assert(kPivotSamples == kWarpSize, "sample_pivot takes one sample per lane of one warp");
+static_assert(kTileKeys < (1U << 16), "the two counts are packed in 16 bits each: keep kTileKeys below 65536");
 
 /// Call right after a launch from the device (in the thread that launched). A launch that the
 /// device runtime refused returns its error to that thread only, through cudaGetLastError();
@@ -33,6 +37,13 @@ __device__ inline PartitionCounters* take_counters(const SortWorkspace& workspac
     }
     return workspace.counters + index;
 }
+
+/// What a partition grid leaves behind, as its last block sees it (partition_segment, steps 1 to 3).
+struct PartitionOutcome {
+    bool last_block = false;   ///< this block finished last: the whole segment is partitioned
+    unsigned int less = 0;     ///< keys < pivot, now in dst[begin, begin + less)
+    unsigned int greater = 0;  ///< keys > pivot, now in dst[end - greater, end)
+};
 
 /// The dwell of pixel (x, y): how many iterations of z = z^2 + c, from z = 0, keep |z| <= 2,
 /// at most image.max_dwell. Points of the Mandelbrot set never escape and get max_dwell.

@@ -9,7 +9,7 @@
 
 namespace matmul_tiled {
 
-// The tile shapes (given): Tiling<...> and the constants the steps use.
+// The tile shapes and thread maps (given): ColumnTiling<...>, Tiling<...> and the constants the steps use.
 #include "matmul_tiled_tiling.cuh"
 
 namespace {
@@ -90,23 +90,77 @@ __global__ void __launch_bounds__(kTile * kTile) tiled_unrolled_kernel(const flo
 }
 
 // ---------------------------------------------------------------------------------------
-// Steps 4 and 5: register tiling (the shapes and their rules: Tiling, at the top).
+// Step 4: 1-D register tiling (the shape and its maps: ColumnTiling, at the top).
 
+// One element of a row-major rows x cols matrix, or 0 outside it.
+__device__ __forceinline__ float load_or_zero(const float* x, int row, int col, int rows, int cols) {
+    return row < rows && col < cols ? x[static_cast<std::size_t>(row) * cols + col] : 0.0F;
+}
 
-// The products of one k slice: for each k, a thread reads kTm values of a and kTn of b
-// (float4 reads) and does kTm * kTn multiply-adds from registers. A thread's rows and
-// columns come in groups of 4, the groups kThreadsM * 4 (kThreadsN * 4) apart, so that 8
-// neighbouring threads read 128 consecutive bytes: one conflict-free shared-memory wavefront.
+// Slow before: one output per thread costs two shared-memory loads per multiply-add, and
+// shared memory serves one wavefront per clock while the SM could issue four warp FFMAs.
+// Fixes: each thread computes a column of kTm outputs; one b value, loaded once into a register,
+// feeds kTm multiply-adds, and the a values are warp-wide broadcasts read 16 bytes at a time.
+template <int kBm, int kBn, int kBk, int kTm>
+__global__ void __launch_bounds__(ColumnTiling<kBm, kBn, kBk, kTm>::kThreads)
+    register_tiled_1d_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    using T = ColumnTiling<kBm, kBn, kBk, kTm>;
+    __shared__ __align__(16) float a_tile[kBm][kBk];  // a_tile[r][i] = a[row0 + r][k0 + i], row-major
+    __shared__ __align__(16) float b_tile[kBk][kBn];  // b_tile[i][s] = b[k0 + i][col0 + s]
+
+    const int tid = static_cast<int>(threadIdx.x);
+    const int col = T::thread_col(tid);
+    const int r0 = T::thread_row0(tid);
+    const int row0 = static_cast<int>(blockIdx.y) * kBm;
+    const int col0 = static_cast<int>(blockIdx.x) * kBn;
+
+    float acc[kTm] = {};
+    for (int k0 = 0; k0 < k; k0 += kBk) {
+#pragma unroll
+        for (int l = 0; l < T::kALoads; ++l) {
+            const int e = l * T::kThreads + tid;
+            a_tile[T::a_row(e)][T::a_col(e)] = load_or_zero(a, row0 + T::a_row(e), k0 + T::a_col(e), m, k);
+        }
+#pragma unroll
+        for (int l = 0; l < T::kBLoads; ++l) {
+            const int e = l * T::kThreads + tid;
+            b_tile[T::b_row(e)][T::b_col(e)] = load_or_zero(b, k0 + T::b_row(e), col0 + T::b_col(e), k, n);
+        }
+        __syncthreads();  // RAW: the tiles are complete before anyone reads them
+#pragma unroll
+        for (int i = 0; i < kBk; ++i) {
+            const float b_value = b_tile[i][col];  // 32 consecutive words per warp: no conflict
+#pragma unroll
+            for (int j = 0; j < kTm; ++j) acc[j] += a_tile[r0 + j][i] * b_value;  // one address per warp
+        }
+        __syncthreads();  // WAR: nobody overwrites the tiles while someone still reads
+    }
+    if (col0 + col < n) {
+#pragma unroll
+        for (int j = 0; j < kTm; ++j) {
+            const int row = row0 + r0 + j;
+            if (row < m) c[static_cast<std::size_t>(row) * n + col0 + col] = acc[j];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps 5 and 6: 2-D register tiling (the shape and the warp-tile map: Tiling, at the top).
+
+// The products of one k slice: for each k, a thread reads its kTm values of a and kTn of b as
+// float4 (groups of 4 at Tiling's thread_row0 / thread_col0, the group strides apart) and does
+// kTm * kTn multiply-adds from registers. A warp's a reads are 8 distinct float4 (128 bytes),
+// its b reads 4 distinct float4 (64 bytes): no bank conflicts, and little data per read.
 template <class T>
 __device__ __forceinline__ void multiply_tiles(const float (*a_tile)[T::kAStride], const float (*b_tile)[T::kBlockN],
-                                               int thread_m, int thread_n, float (&acc)[T::kThreadM][T::kThreadN]) {
+                                               int r0, int s0, float (&acc)[T::kThreadM][T::kThreadN]) {
 #pragma unroll
     for (int i = 0; i < T::kBlockK; ++i) {
         float a_frag[T::kThreadM];
         float b_frag[T::kThreadN];
 #pragma unroll
         for (int g = 0; g < T::kThreadM / 4; ++g) {
-            const float4 v = *reinterpret_cast<const float4*>(&a_tile[i][g * T::kThreadsM * 4 + thread_m * 4]);
+            const float4 v = *reinterpret_cast<const float4*>(&a_tile[i][r0 + g * T::kRowGroupStride]);
             a_frag[4 * g + 0] = v.x;
             a_frag[4 * g + 1] = v.y;
             a_frag[4 * g + 2] = v.z;
@@ -114,7 +168,7 @@ __device__ __forceinline__ void multiply_tiles(const float (*a_tile)[T::kAStride
         }
 #pragma unroll
         for (int g = 0; g < T::kThreadN / 4; ++g) {
-            const float4 v = *reinterpret_cast<const float4*>(&b_tile[i][g * T::kThreadsN * 4 + thread_n * 4]);
+            const float4 v = *reinterpret_cast<const float4*>(&b_tile[i][s0 + g * T::kColGroupStride]);
             b_frag[4 * g + 0] = v.x;
             b_frag[4 * g + 1] = v.y;
             b_frag[4 * g + 2] = v.z;
@@ -128,37 +182,48 @@ __device__ __forceinline__ void multiply_tiles(const float (*a_tile)[T::kAStride
     }
 }
 
-// Writes a thread's outputs, skipping those outside c.
+// Writes a thread's outputs, skipping those outside c. With `vectors` (every row of c 16-byte
+// aligned), each group of 4 columns that lies inside c goes out as one 16-byte store.
 template <class T>
-__device__ __forceinline__ void store_outputs(float* c, int m, int n, int row0, int col0, int thread_m, int thread_n,
-                                              const float (&acc)[T::kThreadM][T::kThreadN]) {
+__device__ __forceinline__ void store_outputs(float* c, int m, int n, int row0, int col0, int tid,
+                                              const float (&acc)[T::kThreadM][T::kThreadN], bool vectors) {
+    const int first_col = col0 + T::thread_col0(tid);
+    // All of this thread's columns inside c and every row 16-byte aligned: float4 stores.
+    const bool all_vectors = vectors && first_col + (T::kThreadN / 4 - 1) * T::kColGroupStride + 3 < n;
 #pragma unroll
     for (int r = 0; r < T::kThreadM; ++r) {
-        const int row = row0 + (r / 4) * T::kThreadsM * 4 + thread_m * 4 + r % 4;
+        const int row = row0 + T::thread_row(tid, r);
         if (row >= m) continue;
+        float* c_row = c + static_cast<std::size_t>(row) * n + first_col;
+        if (all_vectors) {
 #pragma unroll
-        for (int s = 0; s < T::kThreadN; ++s) {
-            const int col = col0 + (s / 4) * T::kThreadsN * 4 + thread_n * 4 + s % 4;
-            if (col < n) c[static_cast<std::size_t>(row) * n + col] = acc[r][s];
+            for (int g = 0; g < T::kThreadN / 4; ++g) {
+                *reinterpret_cast<float4*>(c_row + g * T::kColGroupStride) =
+                    make_float4(acc[r][4 * g + 0], acc[r][4 * g + 1], acc[r][4 * g + 2], acc[r][4 * g + 3]);
+            }
+        } else {
+#pragma unroll
+            for (int s = 0; s < T::kThreadN; ++s) {
+                const int offset = s / 4 * T::kColGroupStride + s % 4;
+                if (first_col + offset < n) c_row[offset] = acc[r][s];
+            }
         }
     }
 }
 
-// Slow before: one output per thread means two shared-memory loads per multiply-add, and
-// shared-memory bandwidth (128 bytes per clock per SM) caps the FMA rate far below peak.
+// Slow before: step 4 reads one b value and kTm a values from shared memory per kTm
+// multiply-adds: still 3 shared-memory load instructions per 8 FFMAs.
 // Fixes: each thread computes kTm x kTn outputs from kTm + kTn values held in registers,
 // so per k it does kTm * kTn multiply-adds for (kTm + kTn) / 4 float4 shared loads.
 template <int kBm, int kBn, int kBk, int kTm, int kTn>
 __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
                                   Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
-    register_tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    register_tiled_2d_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
     using T = Tiling<kBm, kBn, kBk, kTm, kTn>;
     __shared__ __align__(16) float a_tile[kBk][T::kAStride];  // a_tile[i][r] = a[row0 + r][k0 + i]
     __shared__ __align__(16) float b_tile[kBk][kBn];          // b_tile[i][s] = b[k0 + i][col0 + s]
 
     const int tid = static_cast<int>(threadIdx.x);
-    const int thread_m = tid / T::kThreadsN;
-    const int thread_n = tid % T::kThreadsN;
     const int row0 = static_cast<int>(blockIdx.y) * kBm;
     const int col0 = static_cast<int>(blockIdx.x) * kBn;
 
@@ -171,29 +236,20 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
             const int e = l * T::kThreads + tid;
             const int r = e / kBk;
             const int i = e % kBk;
-            const int row = row0 + r;
-            const int col = k0 + i;
-            a_tile[i][r] = row < m && col < k ? a[static_cast<std::size_t>(row) * k + col] : 0.0F;
+            a_tile[i][r] = load_or_zero(a, row0 + r, k0 + i, m, k);
         }
 #pragma unroll
         for (int l = 0; l < T::kBLoads; ++l) {
             const int e = l * T::kThreads + tid;
             const int i = e / kBn;
             const int s = e % kBn;
-            const int row = k0 + i;
-            const int col = col0 + s;
-            b_tile[i][s] = row < k && col < n ? b[static_cast<std::size_t>(row) * n + col] : 0.0F;
+            b_tile[i][s] = load_or_zero(b, k0 + i, col0 + s, k, n);
         }
         __syncthreads();  // RAW: the tiles are complete before anyone reads them
-        multiply_tiles<T>(a_tile, b_tile, thread_m, thread_n, acc);
+        multiply_tiles<T>(a_tile, b_tile, T::thread_row0(tid), T::thread_col0(tid), acc);
         __syncthreads();  // WAR: nobody overwrites them while someone still reads
     }
-    store_outputs<T>(c, m, n, row0, col0, thread_m, thread_n, acc);
-}
-
-// One element of a row-major rows x cols matrix, or 0 outside it.
-__device__ __forceinline__ float load_or_zero(const float* x, int row, int col, int rows, int cols) {
-    return row < rows && col < cols ? x[static_cast<std::size_t>(row) * cols + col] : 0.0F;
+    store_outputs<T>(c, m, n, row0, col0, tid, acc, false);
 }
 
 // Four consecutive elements of a row: one 16-byte load where it is allowed (the row
@@ -210,34 +266,57 @@ __device__ __forceinline__ bool aligned16(const float* x) {
     return reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
 }
 
-// Slow before: four times as many load instructions as needed to fill the tiles; each thread
-// waits for its loads right before a barrier, with nothing else to do; and two barriers per slice.
-// Fixes: 16-byte loads (scalar only at the matrix's edges or when rows are not 16-byte aligned),
-// staged in registers and issued a slice ahead, so their latency hides behind the arithmetic;
-// and two shared-memory buffers, so that one barrier per slice separates writes from reads.
-template <int kBm, int kBn, int kBk, int kTm, int kTn>
-__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
-                                  Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm)
-    register_tiled_float4_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+// Slow before: four times as many load instructions as needed to fill the tiles, and each
+// thread waits for its global loads right before the barrier, with nothing else to do.
+// Fixes: 16-byte loads (unchecked inside c, scalar only at its edges or when rows are not 16-byte
+// aligned), staged in registers and issued a slice ahead, so their latency hides behind the
+// arithmetic; and the given grouped block order, so that more of a and b comes from L2.
+template <int kBm, int kBn, int kBk, int kTm, int kTn,
+          int kMinBlocks = Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm>
+__global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads, kMinBlocks)
+    register_tiled_float4_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                                 int m, int n, int k) {
     using T = Tiling<kBm, kBn, kBk, kTm, kTn>;
-    // Two of each tile: the block multiplies one while the next slice goes into the other.
-    __shared__ __align__(16) float a_tile[2][kBk][T::kAStride];
-    __shared__ __align__(16) float b_tile[2][kBk][kBn];
+    __shared__ __align__(16) float a_tile[kBk][T::kAStride];
+    __shared__ __align__(16) float b_tile[kBk][kBn];
 
     const int tid = static_cast<int>(threadIdx.x);
-    const int thread_m = tid / T::kThreadsN;
-    const int thread_n = tid % T::kThreadsN;
-    const int row0 = static_cast<int>(blockIdx.y) * kBm;
-    const int col0 = static_cast<int>(blockIdx.x) * kBn;
+    // The thread's place in the block tile, first: two registers for the whole kernel. (Left
+    // to the inner product to compute, it cost this kernel registers it does not have under
+    // the 128-register cap: spills, and a few per cent of speed.)
+    const int thread_row0 = T::thread_row0(tid);
+    const int thread_col0 = T::thread_col0(tid);
+    const BlockTile tile = grouped_block_tile<kBm, kBn, kGroupRows>();  // given: the block order
+    const int row0 = tile.row0;
+    const int col0 = tile.col0;
     // float4 loads need every row to start on a 16-byte boundary: the row length a
     // multiple of 4 floats and the base pointer aligned. The same for the whole grid.
     const bool a_vectors = k % 4 == 0 && aligned16(a);
     const bool b_vectors = n % 4 == 0 && aligned16(b);
+    // A block whose tile lies wholly inside c, on a k that is a whole number of slices, loads
+    // every slice without a bounds check: most blocks of a large product.
+    const bool interior = a_vectors && b_vectors && row0 + kBm <= m && col0 + kBn <= n && k % kBk == 0;
 
-    // The slice in flight, in registers: thread tid's float4 number l of each tile.
+    // The slice in flight, in registers: thread tid's float4 number l of each tile, element
+    // e = l * kThreads + tid of the tile in float4 units.
     float4 a_stage[T::kAVectors];
     float4 b_stage[T::kBVectors];
     auto load_slice = [&](int k0) {
+        if (interior) {
+#pragma unroll
+            for (int l = 0; l < T::kAVectors; ++l) {
+                const int e = l * T::kThreads + tid;
+                a_stage[l] = *reinterpret_cast<const float4*>(a + static_cast<std::size_t>(row0 + e / (kBk / 4)) * k +
+                                                              k0 + e % (kBk / 4) * 4);
+            }
+#pragma unroll
+            for (int l = 0; l < T::kBVectors; ++l) {
+                const int e = l * T::kThreads + tid;
+                b_stage[l] = *reinterpret_cast<const float4*>(b + static_cast<std::size_t>(k0 + e / (kBn / 4)) * n +
+                                                              col0 + e % (kBn / 4) * 4);
+            }
+            return;
+        }
 #pragma unroll
         for (int l = 0; l < T::kAVectors; ++l) {
             const int e = l * T::kThreads + tid;
@@ -249,43 +328,38 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
             b_stage[l] = load4_or_zero(b, k0 + e / (kBn / 4), col0 + e % (kBn / 4) * 4, k, n, b_vectors);
         }
     };
-    auto store_slice = [&](int buffer) {
+    auto store_slice = [&] {
 #pragma unroll
         for (int l = 0; l < T::kAVectors; ++l) {  // a goes in transposed: four scalar stores
             const int e = l * T::kThreads + tid;
             const int r = e / (kBk / 4);
             const int i = e % (kBk / 4) * 4;
-            a_tile[buffer][i + 0][r] = a_stage[l].x;
-            a_tile[buffer][i + 1][r] = a_stage[l].y;
-            a_tile[buffer][i + 2][r] = a_stage[l].z;
-            a_tile[buffer][i + 3][r] = a_stage[l].w;
+            a_tile[i + 0][r] = a_stage[l].x;
+            a_tile[i + 1][r] = a_stage[l].y;
+            a_tile[i + 2][r] = a_stage[l].z;
+            a_tile[i + 3][r] = a_stage[l].w;
         }
 #pragma unroll
         for (int l = 0; l < T::kBVectors; ++l) {  // b keeps its layout: one 16-byte store
             const int e = l * T::kThreads + tid;
-            *reinterpret_cast<float4*>(&b_tile[buffer][e / (kBn / 4)][e % (kBn / 4) * 4]) = b_stage[l];
+            *reinterpret_cast<float4*>(&b_tile[e / (kBn / 4)][e % (kBn / 4) * 4]) = b_stage[l];
         }
     };
 
     float acc[kTm][kTn] = {};
     load_slice(0);
-    store_slice(0);
-    __syncthreads();  // slice 0 is in buffer 0
-    int buffer = 0;
     for (int k0 = 0; k0 < k; k0 += kBk) {
-        const bool more = k0 + kBk < k;
-        // The next slice's loads go out now and travel while this slice is multiplied.
-        if (more) load_slice(k0 + kBk);
-        multiply_tiles<T>(a_tile[buffer], b_tile[buffer], thread_m, thread_n, acc);
-        // Into the other buffer, which nobody reads in this iteration: the barrier at the end of
-        // the previous one saw every thread finish with it.
-        if (more) store_slice(buffer ^ 1);
-        // One barrier for both hazards: the next slice is complete before anyone reads it (RAW),
-        // and everyone has finished reading this buffer before the next iteration refills it (WAR).
-        __syncthreads();
-        buffer ^= 1;
+        store_slice();
+        __syncthreads();  // RAW: the tiles are complete before anyone reads them
+        // The next slice's loads go out now, into the registers just stored; they travel
+        // while this slice is multiplied.
+        if (k0 + kBk < k) load_slice(k0 + kBk);
+        multiply_tiles<T>(a_tile, b_tile, thread_row0, thread_col0, acc);
+        __syncthreads();  // WAR: the stores at the top of the next iteration wait for all readers
     }
-    store_outputs<T>(c, m, n, row0, col0, thread_m, thread_n, acc);
+    // c's rows are 16-byte aligned under the same condition as b's (decided here, after the
+    // loop, so that it holds no register while the slices are multiplied).
+    store_outputs<T>(c, m, n, row0, col0, tid, acc, n % 4 == 0 && aligned16(c));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "transpose.hpp"
 
 #include "cuda_check.hpp"
+#include "transpose_tiles.cuh"
 
 #include <cstddef>
 #include <cstdint>
@@ -54,8 +55,9 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass)
 __global__ void __launch_bounds__(kTile * kRowsPerPass)
     transpose_shared_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     __shared__ float tile[kTile][kTile];
-    const int tile_row = blockIdx.y * kTile;  // the tile's first row in `in`
-    const int tile_col = blockIdx.x * kTile;  // its first column in `in`, first row in `out`
+    const TileOrigin origin = tile_origin();  // given: the launchers' block order
+    const int tile_row = origin.row;  // the tile's first row in `in`
+    const int tile_col = origin.col;  // its first column in `in`, first row in `out`
 
     // Coalesced read: lane x reads column tile_col + x of the input rows. The loads go into
     // registers first, then into the tile: a shared store waits for its load's data, and
@@ -93,8 +95,9 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass)
     // One unused column. The row writes (tile[j][x], x = 0..31) stay conflict-free too:
     // 32 consecutive words, whatever the pitch.
     __shared__ float tile[kTile][kTile + 1];
-    const int tile_row = blockIdx.y * kTile;
-    const int tile_col = blockIdx.x * kTile;
+    const TileOrigin origin = tile_origin();
+    const int tile_row = origin.row;
+    const int tile_col = origin.col;
 
     // The same as step 3 but for the pitch.
     const int in_col = tile_col + threadIdx.x;

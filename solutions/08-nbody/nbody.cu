@@ -2,7 +2,7 @@
 // Lab 08, all-pairs n-body: reference solution.
 #include "nbody.hpp"
 
-#include <cstddef>
+#include "nbody_device.cuh"
 
 namespace nbody {
 
@@ -12,8 +12,9 @@ namespace nbody {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// One interaction and the store: the physics every step shares. ([[maybe_unused]]: in the
-// starter no kernel calls them yet.)
+// One interaction: the physics every step shares. ([[maybe_unused]]: in the starter no kernel
+// calls them yet.) The given helpers (rsqrt_of_normal, store_acceleration, no_body) are in
+// nbody_device.cuh.
 // ---------------------------------------------------------------------------------------
 
 // Adds to `acc` the acceleration that `other` (x, y, z, w = mass) gives the body at `self`:
@@ -32,56 +33,34 @@ namespace {
     acc.z += dz * scale;
 }
 
-// Step 4's interaction: 12 FP32 instructions and rsqrtf. The softening is the first FMA's
-// addend (3 FMAs for |d|^2 + eps^2, not a multiply, 2 FMAs and an add), rsqrtf is the
-// special-function unit's approximate reciprocal square root (at most 2 ulp off, CUDA C++
-// Programming Guide), and the three accumulations are FMAs.
-[[maybe_unused]] __device__ void add_interaction_rsqrtf(float3 self, float4 other, float3& acc) {
+// Steps 4 and 5's interaction: 12 FP32 instructions and a reciprocal square root. The softening
+// is the first FMA's addend (3 FMAs for |d|^2 + eps^2, not a multiply, 2 FMAs and an add), and
+// the three accumulations are FMAs. The reciprocal square root is rsqrtf (step 4: the
+// special-function unit's approximation, at most 2 ulp off, CUDA C++ Programming Guide, behind
+// ptxas's subnormal guard), or with kBareRsqrt the given rsqrt_of_normal (step 5: the bare
+// MUFU.RSQ, 13 instructions in all).
+template <bool kBareRsqrt>
+__device__ __forceinline__ void add_interaction_fma(float3 self, float4 other, float3& acc) {
     const float dx = other.x - self.x;
     const float dy = other.y - self.y;
     const float dz = other.z - self.z;
     const float dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, kSofteningSquared)));
-    const float inv_dist = rsqrtf(dist2);
+    const float inv_dist = kBareRsqrt ? rsqrt_of_normal(dist2) : rsqrtf(dist2);
     const float scale = other.w * (inv_dist * inv_dist * inv_dist);
     acc.x = fmaf(dx, scale, acc.x);
     acc.y = fmaf(dy, scale, acc.y);
     acc.z = fmaf(dz, scale, acc.z);
 }
 
-// Given. rsqrtf(x) is the PTX instruction rsqrt.approx.f32, which must also be right for a
-// subnormal x. The special-function unit flushes subnormal inputs to zero, so ptxas wraps its
-// MUFU.RSQ in a test and two scalings (see step 4's SASS). Here x >= eps^2 = 2^-10 is never
-// subnormal: the .ftz form is the bare MUFU.RSQ and gives the same bits, in one instruction.
-[[maybe_unused]] __device__ float rsqrt_of_normal(float x) {
-    float result;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
-    return result;
+// Step 4's interaction: 12 FP32 instructions and rsqrtf.
+[[maybe_unused]] __device__ void add_interaction_rsqrtf(float3 self, float4 other, float3& acc) {
+    add_interaction_fma<false>(self, other, acc);
 }
 
 // Step 5's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
 [[maybe_unused]] __device__ void add_interaction_bare(float3 self, float4 other, float3& acc) {
-    const float dx = other.x - self.x;
-    const float dy = other.y - self.y;
-    const float dz = other.z - self.z;
-    const float dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, kSofteningSquared)));
-    const float inv_dist = rsqrt_of_normal(dist2);
-    const float scale = other.w * (inv_dist * inv_dist * inv_dist);
-    acc.x = fmaf(dx, scale, acc.x);
-    acc.y = fmaf(dy, scale, acc.y);
-    acc.z = fmaf(dz, scale, acc.z);
+    add_interaction_fma<true>(self, other, acc);
 }
-
-// Given: writes body `body`'s acceleration to accel[3 body], accel[3 body + 1], accel[3 body + 2].
-[[maybe_unused]] __device__ void store_acceleration(float* accel, int body, float3 acc) {
-    const std::size_t at = 3 * static_cast<std::size_t>(body);
-    accel[at] = acc.x;
-    accel[at + 1] = acc.y;
-    accel[at + 2] = acc.z;
-}
-
-// Given: a body outside [0, count), at the origin with mass 0. As `other` it adds exactly 0
-// (the softening keeps its scale finite); as `self` its result is never stored.
-[[maybe_unused]] __device__ float4 no_body() { return make_float4(0.0F, 0.0F, 0.0F, 0.0F); }
 
 // ---------------------------------------------------------------------------------------
 // Step 1: one thread per body, reading the lecture's array of structures.

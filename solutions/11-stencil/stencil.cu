@@ -13,27 +13,39 @@ namespace {
 // Steps 1 to 5: out = the stencil at interior points, out = in at boundary points.
 // ---------------------------------------------------------------------------------------------
 
+// Steps 1, 2 and 5a: one thread per point of the plane blockIdx.z, the stencil of radius
+// kRadius with coefficient j read by coefficient(j), from where the step keeps them.
+template <int kRadius, class Coefficient>
+__device__ __forceinline__ void stencil_point(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                              Coefficient coefficient) {
+    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
+    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
+    const int z = blockIdx.z;
+    if (x >= extent.nx || y >= extent.ny) return;  // no barrier in these kernels
+    const std::size_t i = extent.index(x, y, z);
+    if (!extent.interior(x, y, z, kRadius)) {
+        out[i] = in[i];
+        return;
+    }
+    const std::size_t row = extent.nx;
+    const std::size_t plane = extent.plane();
+    float sum = coefficient(kCentre) * in[i];
+#pragma unroll
+    for (int d = 1; d <= kRadius; ++d) {
+        sum += coefficient(coefficient_index(kRadius, kAxisX, d)) * (in[i - d] + in[i + d]);
+        sum += coefficient(coefficient_index(kRadius, kAxisY, d)) * (in[i - d * row] + in[i + d * row]);
+        sum += coefficient(coefficient_index(kRadius, kAxisZ, d)) * (in[i - d * plane] + in[i + d * plane]);
+    }
+    out[i] = sum;
+}
+
 // Slow before: the CPU updates one point after the other.
 // Fixes: one thread per point; a warp reads 32 consecutive x, and the caches catch most of the
 // seven-fold reuse. Left slow: four coefficient loads per thread, and every neighbour a load.
 __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
     stencil_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
                          const float* __restrict__ coefficients) {
-    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
-    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
-    const int z = blockIdx.z;
-    if (x >= extent.nx || y >= extent.ny) return;  // no barrier in this kernel
-    const std::size_t i = extent.index(x, y, z);
-    if (!extent.interior(x, y, z, kStarRadius)) {
-        out[i] = in[i];
-        return;
-    }
-    const std::size_t row = extent.nx;
-    const std::size_t plane = extent.plane();
-    out[i] = coefficients[kCentre] * in[i] +
-             coefficients[coefficient_index(kStarRadius, kAxisX, 1)] * (in[i - 1] + in[i + 1]) +
-             coefficients[coefficient_index(kStarRadius, kAxisY, 1)] * (in[i - row] + in[i + row]) +
-             coefficients[coefficient_index(kStarRadius, kAxisZ, 1)] * (in[i - plane] + in[i + plane]);
+    stencil_point<kStarRadius>(in, out, extent, [&](int j) { return coefficients[j]; });
 }
 
 // Slow before: each thread loads the four coefficients from global memory (L1 hits, but four
@@ -42,21 +54,7 @@ __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
 // broadcasts; the FMAs take it straight from the constant bank, with no load instruction.
 __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
     stencil_constant_memory_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
-    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
-    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
-    const int z = blockIdx.z;
-    if (x >= extent.nx || y >= extent.ny) return;
-    const std::size_t i = extent.index(x, y, z);
-    if (!extent.interior(x, y, z, kStarRadius)) {
-        out[i] = in[i];
-        return;
-    }
-    const std::size_t row = extent.nx;
-    const std::size_t plane = extent.plane();
-    out[i] = constant_coefficients[kCentre] * in[i] +
-             constant_coefficients[coefficient_index(kStarRadius, kAxisX, 1)] * (in[i - 1] + in[i + 1]) +
-             constant_coefficients[coefficient_index(kStarRadius, kAxisY, 1)] * (in[i - row] + in[i + row]) +
-             constant_coefficients[coefficient_index(kStarRadius, kAxisZ, 1)] * (in[i - plane] + in[i + plane]);
+    stencil_point<kStarRadius>(in, out, extent, [](int j) { return constant_coefficients[j]; });
 }
 
 // The e-th point (0 <= e < halo_points(kRadius, kTileX, kTileY)) of the halo of a kTileX x
@@ -127,184 +125,101 @@ __global__ void __launch_bounds__(kPlaneTileX * kPlaneTileY)
              constant_coefficients[coefficient_index(kR, kAxisZ, 1)] * (in[i - plane] + in[i + plane]);
 }
 
-// Slow before: every plane is read three times (as z-1, z and z+1 of different blocks), twice
-// of them through L2, and one block per plane tile pays its start-up and halo for 256 points.
-// Fixes: marching planes. A block walks its tile column along z; each point's z-1 and z+1 stay
-// in registers, only plane z goes through shared memory, and later planes' loads are in flight.
+// ---------------------------------------------------------------------------------------------
+// Steps 4 and 5b: marching planes. One body serves both radii (march_planes); the pieces it is
+// made of serve the instructors' probe too (probe/probe_marching.cu).
+// ---------------------------------------------------------------------------------------------
+
+/// The shared-memory array of a marching block: its tile of one plane, with a halo of R.
 template <class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
-    stencil_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
-                                   int slab_planes) {
-    constexpr int kR = kStarRadius;
-    constexpr int kRows = Tile::kRowsPerThread;
-    constexpr int kAhead = Tile::kAhead;
-    constexpr int kQueue = Tile::kQueuePlanes;  // planes z - 1, z, z + 1, and kAhead more on their way
-    static_assert(Tile::kStencilRadius == kR, "step 4 is the 7-point stencil: give it a MarchingTile of radius 1");
-    static_assert(Tile::kHaloPerThread == 1, "this kernel gives each thread at most one halo point: make the "
-                                             "tile's halo (2 kTileX + 2 kTileY points) at most kThreads");
-    __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
+using MarchingTileArray = float[Tile::kTileY + 2 * Tile::kStencilRadius][Tile::kTileX + 2 * Tile::kStencilRadius];
 
-    const int x0 = blockIdx.x * Tile::kTileX;
-    const int y0 = blockIdx.y * Tile::kTileY;
-    const int z_first = blockIdx.z * slab_planes;
-    const int z_end = min(extent.nz, z_first + slab_planes);
-    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
+/// A marching block's part of the grid: the Tile::kTileX x Tile::kTileY column from (x0, y0),
+/// through planes z_first .. z_end - 1 (one slab).
+struct MarchingSlab {
+    int x0;
+    int y0;
+    int z_first;
+    int z_end;
+};
+
+template <class Tile>
+__device__ __forceinline__ MarchingSlab marching_slab(Extent extent, int slab_planes) {
+    MarchingSlab slab;
+    slab.x0 = blockIdx.x * Tile::kTileX;
+    slab.y0 = blockIdx.y * Tile::kTileY;
+    slab.z_first = blockIdx.z * slab_planes;
+    slab.z_end = min(extent.nz, slab.z_first + slab_planes);
+    return slab;
+}
+
+/// This thread's points in every plane: column x0 + threadIdx.x, rows y0 + threadIdx.y + k *
+/// Tile::kThreadsY, at offset[k] within a plane. `Offset` is int in steps 4 and 5b (the launchers
+/// refuse planes of 2^31 points or more).
+template <class Tile, class Offset>
+__device__ __forceinline__ void locate_rows(int x0, int y0, Extent extent, Offset (&offset)[Tile::kRowsPerThread],
+                                            bool (&inside)[Tile::kRowsPerThread],
+                                            bool (&interior_xy)[Tile::kRowsPerThread]) {
+    constexpr int kR = Tile::kStencilRadius;
     const int x = x0 + threadIdx.x;
-
-    // This thread's points in every plane: column x, rows y0 + threadIdx.y + k * kThreadsY, at
-    // offset[k] within a plane (an int: the launchers refuse planes of 2^31 points or more).
-    int offset[kRows];
-    bool inside[kRows];
-    bool interior_xy[kRows];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
+    for (int k = 0; k < Tile::kRowsPerThread; ++k) {
         const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
         inside[k] = x < extent.nx && y < extent.ny;
         interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
-        offset[k] = y * extent.nx + x;
+        offset[k] = static_cast<Offset>(y) * extent.nx + x;
     }
-    // Its halo point, if it has one (the first kHaloPoints threads of the block do).
-    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
-    const bool has_halo = rank < Tile::kHaloPoints;
-    const TilePoint halo = has_halo ? halo_point<kR, Tile::kTileX, Tile::kTileY>(rank) : TilePoint{0, 0};
-    const int hx = x0 - kR + halo.column;
-    const int hy = y0 - kR + halo.row;
-    const bool halo_inside = has_halo && hx >= 0 && hx < extent.nx && hy >= 0 && hy < extent.ny;
-    const int halo_offset = halo_inside ? hy * extent.nx + hx : 0;
+}
 
-    // Loads outside the grid give 0: such values are stored but never used by an interior point.
-    // The last plane of the slab needs plane z_end (as z+1), its halo only planes below z_end:
-    // the loads stop there, so a slab reads one plane beyond each of its ends, no more.
-    const int z_stop = min(extent.nz, z_end + kR);
-    auto load = [&](int k, int z) {
-        return inside[k] && z >= 0 && z < z_stop ? in[z * plane + offset[k]] : 0.0F;
-    };
-    auto load_halo = [&](int z) { return halo_inside && z < z_end ? in[z * plane + halo_offset] : 0.0F; };
-
-    // The register queues: queue[k][j] holds row k's value, and halo_queue[j] the halo value, of
-    // the plane in slot j; plane p is in slot (p - z_first + 1) % kQueue. Before the walk: the
-    // rows of planes z_first - 1 .. z_first + kAhead and the halo of z_first .. z_first + kAhead - 1.
-    float queue[kRows][kQueue];
-    float halo_queue[kQueue];
+/// Point k's output in the plane held by the tile: `centre` itself at a boundary point, else the
+/// stencil with the x and y neighbours from the tile and z_pair(d), the sum of the two
+/// z-neighbours d planes away, from the caller's registers.
+template <class Tile, class ZPair>
+__device__ __forceinline__ float marching_result(const MarchingTileArray<Tile>& tile, int k, bool interior,
+                                                 float centre, ZPair z_pair) {
+    constexpr int kR = Tile::kStencilRadius;
+    const int row = kR + threadIdx.y + k * Tile::kThreadsY;
+    const int column = kR + threadIdx.x;
+    float result = centre;
+    if (interior) {
+        result = constant_coefficients[kCentre] * centre;
 #pragma unroll
-    for (int j = 0; j < kQueue - 1; ++j) {
-#pragma unroll
-        for (int k = 0; k < kRows; ++k) queue[k][j] = load(k, z_first - kR + j);
-        if (j >= kR && j < kR + kAhead) halo_queue[j] = load_halo(z_first - kR + j);
-    }
-
-    // kQueue planes per trip. Unrolled, s is a constant and so is every slot index below: the
-    // queue stays in registers and going to the next plane moves nothing. (With one plane per
-    // trip, the loop would have to copy each value to the next slot, and the copy of a value
-    // still on its way waits for it: that would leave one plane in flight, not kAhead.)
-    for (int z_trip = z_first; z_trip < z_end; z_trip += kQueue) {
-#pragma unroll
-        for (int s = 0; s < kQueue; ++s) {
-            const int z = z_trip + s;
-            if (z >= z_end) break;  // the same for the whole block: no thread skips a barrier alone
-            // Plane z + d is in slot (s + 1 + d) % kQueue. The rows of plane z + 1 + kAhead go to
-            // the slot of plane z - 2, which nobody needs any more, the halo of plane z + kAhead to
-            // the slot of its plane; they have kAhead planes' time to arrive.
-#pragma unroll
-            for (int k = 0; k < kRows; ++k) queue[k][(s + kQueue - 1) % kQueue] = load(k, z + kR + kAhead);
-            halo_queue[(s + kR + kAhead) % kQueue] = load_halo(z + kAhead);
-
-            __syncthreads();  // every thread has finished reading the previous plane from the tile
-#pragma unroll
-            for (int k = 0; k < kRows; ++k) {
-                tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = queue[k][(s + kR) % kQueue];
-            }
-            if (has_halo) tile[halo.row][halo.column] = halo_queue[(s + kR) % kQueue];
-            __syncthreads();  // the whole plane, halo included, is in the tile
-
-            const bool z_interior = z >= kR && z < extent.nz - kR;
-#pragma unroll
-            for (int k = 0; k < kRows; ++k) {
-                if (!inside[k]) continue;
-                const int row = kR + threadIdx.y + k * Tile::kThreadsY;
-                const int column = kR + threadIdx.x;
-                const float centre = queue[k][(s + kR) % kQueue];
-                float result = centre;
-                if (interior_xy[k] && z_interior) {
-                    result = constant_coefficients[kCentre] * centre +
-                             constant_coefficients[coefficient_index(kR, kAxisX, 1)] *
-                                 (tile[row][column - 1] + tile[row][column + 1]) +
-                             constant_coefficients[coefficient_index(kR, kAxisY, 1)] *
-                                 (tile[row - 1][column] + tile[row + 1][column]) +
-                             constant_coefficients[coefficient_index(kR, kAxisZ, 1)] *
-                                 (queue[k][(s + kR - 1) % kQueue] + queue[k][(s + kR + 1) % kQueue]);
-                }
-                out[z * plane + offset[k]] = result;
-            }
+        for (int d = 1; d <= kR; ++d) {
+            result += constant_coefficients[coefficient_index(kR, kAxisX, d)] *
+                      (tile[row][column - d] + tile[row][column + d]);
+            result += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
+                      (tile[row - d][column] + tile[row + d][column]);
+            result += constant_coefficients[coefficient_index(kR, kAxisZ, d)] * z_pair(d);
         }
     }
+    return result;
 }
 
-// Slow before: -- (step 1's kernel at radius 4: the baseline of step 5).
-// Shows: each point loads 25 values; the 8 z-neighbours lie 1 to 4 planes away, in other
-// blocks, so every point brings 8 values through L2 and the caches' reuse falls short.
-template <int kRadius>
-__global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
-    stencil25_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
-    const int x = blockIdx.x * kPointBlockX + threadIdx.x;
-    const int y = blockIdx.y * kPointBlockY + threadIdx.y;
-    const int z = blockIdx.z;
-    if (x >= extent.nx || y >= extent.ny) return;
-    const std::size_t i = extent.index(x, y, z);
-    if (!extent.interior(x, y, z, kRadius)) {
-        out[i] = in[i];
-        return;
-    }
-    const std::size_t row = extent.nx;
-    const std::size_t plane = extent.plane();
-    float sum = constant_coefficients[kCentre] * in[i];
-#pragma unroll
-    for (int d = 1; d <= kRadius; ++d) {
-        sum += constant_coefficients[coefficient_index(kRadius, kAxisX, d)] * (in[i - d] + in[i + d]);
-        sum += constant_coefficients[coefficient_index(kRadius, kAxisY, d)] * (in[i - d * row] + in[i + d * row]);
-        sum += constant_coefficients[coefficient_index(kRadius, kAxisZ, d)] * (in[i - d * plane] + in[i + d * plane]);
-    }
-    out[i] = sum;
-}
-
-// Slow before: step 5a reads every value 9 times along z, 8 of them from L2.
-// Fixes: marching planes at radius 4: a register queue per point holds z-4 to z+4 and the
-// planes on their way, plane z sits in shared memory with a halo of 4, and every value is read
-// from DRAM once.
+// The walk of steps 4 and 5b, for a stencil of radius R = Tile::kStencilRadius: a block walks its
+// tile column along z through one slab of planes; each point's z-neighbours stay in registers,
+// only plane z goes through shared memory, and the loads of Tile::kAhead more planes are in flight.
 template <class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
-    stencil25_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
-                                     int slab_planes) {
+__device__ __forceinline__ void march_planes(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                             int slab_planes) {
     constexpr int kR = Tile::kStencilRadius;
     constexpr int kRows = Tile::kRowsPerThread;
     constexpr int kAhead = Tile::kAhead;
     constexpr int kQueue = Tile::kQueuePlanes;  // planes z - R .. z + R, and kAhead more on their way
     constexpr int kSlots = Tile::kHaloPerThread;
-    __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
+    __shared__ MarchingTileArray<Tile> tile;
 
-    const int x0 = blockIdx.x * Tile::kTileX;
-    const int y0 = blockIdx.y * Tile::kTileY;
-    const int z_first = blockIdx.z * slab_planes;
-    const int z_end = min(extent.nz, z_first + slab_planes);
+    const auto [x0, y0, z_first, z_end] = marching_slab<Tile>(extent, slab_planes);
     const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
-    const int x = x0 + threadIdx.x;
-
     int offset[kRows];
     bool inside[kRows];
     bool interior_xy[kRows];
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-        const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
-        inside[k] = x < extent.nx && y < extent.ny;
-        interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
-        offset[k] = y * extent.nx + x;
-    }
-    // This thread's halo points: rank, rank + kThreads, ... below kHaloPoints.
-    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
+    locate_rows<Tile>(x0, y0, extent, offset, inside, interior_xy);
     TilePoint halo[kSlots];
     bool has_halo[kSlots];
     bool halo_inside[kSlots];
     int halo_offset[kSlots];
+    // This thread's halo points: rank, rank + kThreads, ... below kHaloPoints.
+    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
 #pragma unroll
     for (int h = 0; h < kSlots; ++h) {
         const int e = rank + h * Tile::kThreads;
@@ -316,7 +231,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         halo_offset[h] = halo_inside[h] ? hy * extent.nx + hx : 0;
     }
 
-    const int z_stop = min(extent.nz, z_end + kR);  // as in step 4: R planes beyond each end
+    // Loads outside the grid give 0: such values are stored but never used by an interior point.
+    // The last plane of the slab needs plane z_end + R - 1 (as z+R), its halo only planes below
+    // z_end: the loads stop there, so a slab reads R planes beyond each of its ends, no more.
+    const int z_stop = min(extent.nz, z_end + kR);
     auto load = [&](int k, int z) {
         return inside[k] && z >= 0 && z < z_stop ? in[z * plane + offset[k]] : 0.0F;
     };
@@ -324,9 +242,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         return halo_inside[h] && z < z_end ? in[z * plane + halo_offset[h]] : 0.0F;
     };
 
-    // As in step 4: plane p is in slot (p - z_first + R) % kQueue, of the rows' queues and of
-    // the halo's. Before the walk: the rows of planes z_first - R .. z_first + R + kAhead - 1 and
-    // the halo of planes z_first .. z_first + kAhead - 1.
+    // The register queues: queue[k][j] holds row k's value, and halo_queue[h][j] halo point h's,
+    // of the plane in slot j; plane p is in slot (p - z_first + R) % kQueue. Before the walk: the
+    // rows of planes z_first - R .. z_first + R + kAhead - 1 and the halo of planes z_first ..
+    // z_first + kAhead - 1.
     float queue[kRows][kQueue];
     float halo_queue[kSlots][kQueue];
 #pragma unroll
@@ -339,19 +258,24 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         }
     }
 
+    // kQueue planes per trip. Unrolled, s is a constant and so is every slot index below: the
+    // queue stays in registers and going to the next plane moves nothing. (With one plane per
+    // trip, the loop would have to copy each value to the next slot, and the copy of a value
+    // still on its way waits for it: that would leave one plane in flight, not kAhead.)
     for (int z_trip = z_first; z_trip < z_end; z_trip += kQueue) {
 #pragma unroll
         for (int s = 0; s < kQueue; ++s) {
             const int z = z_trip + s;
-            if (z >= z_end) break;  // the same for the whole block
-            // Plane z + d is in slot (s + R + d) % kQueue. Plane z + R + kAhead replaces plane
-            // z - R - 1 in the rows' queues, the halo of plane z + kAhead replaces that of z - R - 1.
+            if (z >= z_end) break;  // the same for the whole block: no thread skips a barrier alone
+            // Plane z + d is in slot (s + R + d) % kQueue. The rows of plane z + R + kAhead go to
+            // the slot of plane z - R - 1, which nobody needs any more, the halo of plane
+            // z + kAhead to the slot of its plane; they have kAhead planes' time to arrive.
 #pragma unroll
             for (int k = 0; k < kRows; ++k) queue[k][(s + kQueue - 1) % kQueue] = load(k, z + kR + kAhead);
 #pragma unroll
             for (int h = 0; h < kSlots; ++h) halo_queue[h][(s + kR + kAhead) % kQueue] = load_halo(h, z + kAhead);
 
-            __syncthreads();
+            __syncthreads();  // every thread has finished reading the previous plane from the tile
 #pragma unroll
             for (int k = 0; k < kRows; ++k) {
                 tile[kR + threadIdx.y + k * Tile::kThreadsY][kR + threadIdx.x] = queue[k][(s + kR) % kQueue];
@@ -360,32 +284,51 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             for (int h = 0; h < kSlots; ++h) {
                 if (has_halo[h]) tile[halo[h].row][halo[h].column] = halo_queue[h][(s + kR) % kQueue];
             }
-            __syncthreads();
+            __syncthreads();  // the whole plane, halo included, is in the tile
 
             const bool z_interior = z >= kR && z < extent.nz - kR;
 #pragma unroll
             for (int k = 0; k < kRows; ++k) {
                 if (!inside[k]) continue;
-                const int row = kR + threadIdx.y + k * Tile::kThreadsY;
-                const int column = kR + threadIdx.x;
-                const float centre = queue[k][(s + kR) % kQueue];
-                float result = centre;
-                if (interior_xy[k] && z_interior) {
-                    result = constant_coefficients[kCentre] * centre;
-#pragma unroll
-                    for (int d = 1; d <= kR; ++d) {
-                        result += constant_coefficients[coefficient_index(kR, kAxisX, d)] *
-                                  (tile[row][column - d] + tile[row][column + d]);
-                        result += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
-                                  (tile[row - d][column] + tile[row + d][column]);
-                        result += constant_coefficients[coefficient_index(kR, kAxisZ, d)] *
-                                  (queue[k][(s + kR - d) % kQueue] + queue[k][(s + kR + d) % kQueue]);
-                    }
-                }
-                out[z * plane + offset[k]] = result;
+                out[z * plane + offset[k]] = marching_result<Tile>(
+                    tile, k, interior_xy[k] && z_interior, queue[k][(s + kR) % kQueue],
+                    [&](int d) { return queue[k][(s + kR - d) % kQueue] + queue[k][(s + kR + d) % kQueue]; });
             }
         }
     }
+}
+
+// Slow before: every plane is read three times (as z-1, z and z+1 of different blocks), twice
+// of them through L2, and one block per plane tile pays its start-up and halo for 256 points.
+// Fixes: marching planes. A block walks its tile column along z; each point's z-1 and z+1 stay
+// in registers, only plane z goes through shared memory, and later planes' loads are in flight.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                   int slab_planes) {
+    static_assert(Tile::kStencilRadius == kStarRadius,
+                  "step 4 is the 7-point stencil: give it a MarchingTile of radius 1");
+    march_planes<Tile>(in, out, extent, slab_planes);
+}
+
+// Slow before: -- (step 1's kernel at radius 4: the baseline of step 5).
+// Shows: each point loads 25 values; the 8 z-neighbours lie 1 to 4 planes away, in other
+// blocks, so every point brings 8 values through L2 and the caches' reuse falls short.
+template <int kRadius>
+__global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
+    stencil25_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
+    stencil_point<kRadius>(in, out, extent, [](int j) { return constant_coefficients[j]; });
+}
+
+// Slow before: step 5a reads every value 9 times along z, 8 of them from L2.
+// Fixes: marching planes at radius 4: a register queue per point holds z-4 to z+4 and the
+// planes on their way, plane z sits in shared memory with a halo of 4, and every value is read
+// from DRAM once.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil25_marching_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                     int slab_planes) {
+    march_planes<Tile>(in, out, extent, slab_planes);
 }
 
 // ---------------------------------------------------------------------------------------------

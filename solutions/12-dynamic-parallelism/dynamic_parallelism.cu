@@ -27,7 +27,6 @@ namespace {
 // deeper than the 24 levels a device allows on 2^24 uniform keys (see the chapter).
 template <int kThreads>
 __device__ Key sample_pivot(const Key* src, Segment segment) {
-    static_assert(kPivotSamples == kWarpSize, "sample_pivot takes one sample per lane of one warp");
     static_assert(kThreads >= kWarpSize, "warp 0 samples the pivot: use at least 32 threads per block");
     __shared__ Key pivot;
     if (threadIdx.x < kWarpSize) {
@@ -48,13 +47,6 @@ __device__ Key sample_pivot(const Key* src, Segment segment) {
     return pivot;
 }
 
-// What a partition grid leaves behind, as its last block sees it.
-struct PartitionOutcome {
-    bool last_block = false;   // this block finished last: the whole segment is partitioned
-    unsigned int less = 0;     // keys < pivot, now in dst[begin, begin + less)
-    unsigned int greater = 0;  // keys > pivot, now in dst[end - greater, end)
-};
-
 // One block's share of a three-way partition of `segment` from src into dst: keys below the
 // pivot go to the front of the segment, keys above it to the back, and keys equal to it are
 // not moved at all: they are all the same value, so the last block writes that value into the
@@ -67,7 +59,6 @@ template <int kThreads>
 __device__ PartitionOutcome partition_segment(const Key* src, Key* dst, Key* keys, Segment segment,
                                               PartitionCounters* counters) {
     static_assert(kThreads * kKeysPerThread == static_cast<int>(kTileKeys), "a block covers kTileKeys keys");
-    static_assert(kTileKeys < (1U << 16), "the two counts are packed in 16 bits each: keep kTileKeys below 65536");
     using BlockScan = cub::BlockScan<unsigned int, kThreads>;
     __shared__ typename BlockScan::TempStorage scan_storage;
     __shared__ unsigned int less_base;

@@ -12,7 +12,7 @@ Each fixture is a cheat or a bug that every correctness test of the course used 
                returns at once on the later ones (the result of the first run is still there);
 - past-end:    lab 01 step 1 with `i <= count`: one element written past the end of c;
 - float4-tail: lab 01 step 4 whose float4 loop rounds count / 4 up: up to 3 floats past the end;
-- tf32:        lab 04 step 5 with its inputs rounded to TF32 (cvt.rna.tf32.f32), as tensor-core
+- tf32:        lab 04 step 6 with its inputs rounded to TF32 (cvt.rna.tf32.f32), as tensor-core
                "FP32" GEMM does: within the worst-case bound at every size, far outside FP32's RMS error.
 """
 from __future__ import annotations
@@ -56,6 +56,9 @@ __device__ __forceinline__ bool aligned16(const float* x) {"""
 
 A_LOAD = "a_stage[l] = load4_or_zero(a, row0 + e / (kBk / 4), k0 + e % (kBk / 4) * 4, m, k, a_vectors);"
 B_LOAD = "b_stage[l] = load4_or_zero(b, k0 + e / (kBn / 4), col0 + e % (kBn / 4) * 4, k, n, b_vectors);"
+# The same loads in the path of the blocks that lie wholly inside c (no bounds checks).
+A_LOAD_INSIDE = "k0 + e % (kBk / 4) * 4);\n            }"
+B_LOAD_INSIDE = "col0 + e % (kBn / 4) * 4);\n            }"
 
 # name -> lab, student file, edits (first occurrence of old -> new), the record that must show it:
 # (suite to run, step id, "correctness" or "perf", statuses allowed, any of these substrings).
@@ -90,10 +93,12 @@ FIXTURES = {
             ("__device__ __forceinline__ bool aligned16(const float* x) {", TF32_HELPERS),
             (A_LOAD, A_LOAD + "\n            a_stage[l] = round_to_tf32(a_stage[l]);  // FIXTURE (tf32)"),
             (B_LOAD, B_LOAD + "\n            b_stage[l] = round_to_tf32(b_stage[l]);  // FIXTURE (tf32)"),
+            (A_LOAD_INSIDE, "k0 + e % (kBk / 4) * 4);\n                a_stage[l] = round_to_tf32(a_stage[l]);  // FIXTURE (tf32)\n            }"),
+            (B_LOAD_INSIDE, "col0 + e % (kBn / 4) * 4);\n                b_stage[l] = round_to_tf32(b_stage[l]);  // FIXTURE (tf32)\n            }"),
         ],
         # The worst-case bound of the small-K shapes rejects it first; a kernel that rounds only
         # at large K meets the RMS check of the perf-size shapes instead.
-        "suite": "correctness", "step": "5", "record": "correctness", "status": ["wrong"],
+        "suite": "correctness", "step": "6", "record": "correctness", "status": ["wrong"],
         "says": ["relative RMS error", "wrong at index"],
     },
 }

@@ -11,11 +11,10 @@ namespace probe {
 /// z = a * x + y on `count` floats, on `stream`.
 void launch_saxpy(const float* x, const float* y, float* z, std::size_t count, float a, cudaStream_t stream);
 
-/// `sweeps` pointwise relaxations v' = kRelaxScale * v + kRelaxShift from u to w, alternating
-/// between w and scratch so that the last one writes w (as the lab's launch_sweeps does): the
-/// re-use problem's traffic (every sweep reads one whole array and writes another) without its
-/// stencil. u is only read.
-void launch_relax_sweeps(const float* u, float* scratch, float* w, std::size_t count, int sweeps, cudaStream_t stream);
+/// One pointwise relaxation out = kRelaxScale * in + kRelaxShift on `count` floats, on `stream`:
+/// a sweep of the re-use problem's traffic (it reads one whole array and writes another) without
+/// its stencil. The probe runs its sweeps as the lab's launch_sweeps does (unified::alternate_sweeps).
+void launch_relax(const float* in, float* out, std::size_t count, cudaStream_t stream);
 
 inline constexpr float kRelaxScale = 0.5F;
 inline constexpr float kRelaxShift = 0.25F;

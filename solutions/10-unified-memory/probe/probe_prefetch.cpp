@@ -19,6 +19,7 @@
 // Usage: probe_prefetch [--quick]   (--quick: the lab's sizes only, about a third of the time)
 #include "managed_memory.hpp"
 #include "probe_kernels.hpp"
+#include "unified_memory.hpp"
 
 #include "cuda_check.hpp"
 #include "device_info.hpp"
@@ -315,9 +316,13 @@ void read_mostly(Run& r, std::initializer_list<const Buffer*> buffers) {
     advise_all(r, buffers, cudaMemAdviseSetReadMostly, Location::device);
 }
 void saxpy(Run& r, cudaStream_t stream) { probe::launch_saxpy(r.x.get(), r.y.get(), r.z.get(), r.count, kA, stream); }
-void sweeps(Run& r, cudaStream_t stream) {
-    probe::launch_relax_sweeps(r.x.get(), r.scratch.get(), r.z.get(), r.count, kReuseSweeps, stream);
+// kReuseSweeps relaxations from u to w, alternating with scratch as the lab's launch_sweeps does.
+void relax_sweeps(const float* u, float* scratch, float* w, std::size_t count, cudaStream_t stream) {
+    unified::alternate_sweeps(u, scratch, w, kReuseSweeps, [&](const float* source, float* target) {
+        probe::launch_relax(source, target, count, stream);
+    });
 }
+void sweeps(Run& r, cudaStream_t stream) { relax_sweeps(r.x.get(), r.scratch.get(), r.z.get(), r.count, stream); }
 
 // T threads prefetch their pieces of `buffers` to `to`, each on its own stream, after `wait`
 // (if any) and record events[t] (if record) when done.
@@ -505,8 +510,7 @@ bool in_size_sweep(const Strategy& s) {
 std::vector<Strategy> reuse_strategies() {
     Strategy copies = reuse("copies (step 1)", Memory::pinned, {}, [](Run& r) {
         CUDA_CHECK(cudaMemcpyAsync(r.device_x.get(), r.x.get(), r.bytes(), cudaMemcpyHostToDevice));
-        probe::launch_relax_sweeps(r.device_x.get(), r.scratch.get(), r.device_z.get(), r.count, kReuseSweeps,
-                                   nullptr);
+        relax_sweeps(r.device_x.get(), r.scratch.get(), r.device_z.get(), r.count, nullptr);
         CUDA_CHECK(cudaMemcpyAsync(r.z.get(), r.device_z.get(), r.bytes(), cudaMemcpyDeviceToHost));
     });
     copies.device_copies = true;

@@ -21,7 +21,8 @@ namespace {
 // The lab's first marching kernel, kept here as the baseline of the comparison: 32 x 32 tiles,
 // 4 rows per thread, the z-neighbours in three named registers that move down one plane after
 // every plane (below = centre, centre = above, above = ahead). The move of `ahead` waits for its
-// load, so each thread has one plane's loads in flight at a time.
+// load, so each thread has one plane's loads in flight at a time. Its tile, rows and stencil are
+// the solution's (marching_slab, locate_rows, marching_result in ../stencil.cu).
 using LegacyTile = MarchingTile<kStarRadius, 4, 1>;
 
 __global__ void __launch_bounds__(LegacyTile::kThreads, LegacyTile::kMinBlocksPerSm)
@@ -29,24 +30,14 @@ __global__ void __launch_bounds__(LegacyTile::kThreads, LegacyTile::kMinBlocksPe
     using Tile = LegacyTile;
     constexpr int kR = kStarRadius;
     constexpr int kRows = Tile::kRowsPerThread;
-    __shared__ float tile[Tile::kTileY + 2 * kR][Tile::kTileX + 2 * kR];
-
-    const int x0 = blockIdx.x * Tile::kTileX;
-    const int y0 = blockIdx.y * Tile::kTileY;
-    const int z_first = blockIdx.z * slab_planes;
-    const int z_end = min(extent.nz, z_first + slab_planes);
+    __shared__ MarchingTileArray<Tile> tile;
+    const auto [x0, y0, z_first, z_end] = marching_slab<Tile>(extent, slab_planes);
     const std::size_t plane = extent.plane();
-    const int x = x0 + threadIdx.x;
+    // Its points' places as std::size_t, and a single halo point (the first kHaloPoints threads).
     std::size_t offset[kRows];
     bool inside[kRows];
     bool interior_xy[kRows];
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-        const int y = y0 + threadIdx.y + k * Tile::kThreadsY;
-        inside[k] = x < extent.nx && y < extent.ny;
-        interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
-        offset[k] = static_cast<std::size_t>(y) * extent.nx + x;
-    }
+    locate_rows<Tile>(x0, y0, extent, offset, inside, interior_xy);
     const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
     const bool has_halo = rank < Tile::kHaloPoints;
     const TilePoint halo = has_halo ? halo_point<kR, Tile::kTileX, Tile::kTileY>(rank) : TilePoint{0, 0};
@@ -84,18 +75,8 @@ __global__ void __launch_bounds__(LegacyTile::kThreads, LegacyTile::kMinBlocksPe
 #pragma unroll
         for (int k = 0; k < kRows; ++k) {
             if (!inside[k]) continue;
-            const int row = kR + threadIdx.y + k * Tile::kThreadsY;
-            const int column = kR + threadIdx.x;
-            float result = centre[k];
-            if (interior_xy[k] && z_interior) {
-                result = constant_coefficients[kCentre] * centre[k] +
-                         constant_coefficients[coefficient_index(kR, kAxisX, 1)] *
-                             (tile[row][column - 1] + tile[row][column + 1]) +
-                         constant_coefficients[coefficient_index(kR, kAxisY, 1)] *
-                             (tile[row - 1][column] + tile[row + 1][column]) +
-                         constant_coefficients[coefficient_index(kR, kAxisZ, 1)] * (below[k] + above[k]);
-            }
-            out[static_cast<std::size_t>(z) * plane + offset[k]] = result;
+            out[static_cast<std::size_t>(z) * plane + offset[k]] = marching_result<Tile>(
+                tile, k, interior_xy[k] && z_interior, centre[k], [&](int) { return below[k] + above[k]; });
         }
 #pragma unroll
         for (int k = 0; k < kRows; ++k) {
@@ -118,26 +99,12 @@ dim3 grid_for(int slab) {
             cl::blocks_for(kExtent.nz, slab)};
 }
 
-template <class Tile>
-void launch_star(const float* in, float* out, const float* coefficients, int slab) {
-    copy_coefficients_to_constant_memory(coefficients, kStarRadius);
-    stencil_marching_planes_kernel<Tile><<<grid_for<Tile>(slab), dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(
-        in, out, kExtent, slab);
-    CUDA_CHECK_LAUNCH();
-}
-
-template <class Tile>
-void launch_high_order(const float* in, float* out, const float* coefficients, int slab) {
-    copy_coefficients_to_constant_memory(coefficients, kHighOrderRadius);
-    stencil25_marching_planes_kernel<Tile><<<grid_for<Tile>(slab), dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(
-        in, out, kExtent, slab);
-    CUDA_CHECK_LAUNCH();
-}
-
-void launch_legacy(const float* in, float* out, const float* coefficients, int slab) {
-    copy_coefficients_to_constant_memory(coefficients, kStarRadius);
-    legacy_marching_kernel<<<grid_for<LegacyTile>(slab), dim3(LegacyTile::kThreadsX, LegacyTile::kThreadsY)>>>(
-        in, out, kExtent, slab);
+// Enqueues one run of kKernel, a marching kernel for Tile: its radius's coefficients to constant
+// memory, then the kernel on the probe's grid, `slab` planes per block.
+template <class Tile, auto kKernel>
+void launch_shape(const float* in, float* out, const float* coefficients, int slab) {
+    copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
+    kKernel<<<grid_for<Tile>(slab), dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(in, out, kExtent, slab);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -148,9 +115,9 @@ int local_bytes_of(Kernel kernel) {
     return static_cast<int>(attributes.localSizeBytes);
 }
 
-template <class Tile, class Kernel>
-Config marching(std::string name, Kernel kernel, void (*launch)(const float*, float*, const float*, int),
-                cl::KernelResources (*resources)(), int (*local_bytes)(), int slab, int ahead, int queue) {
+// kKernel for Tile as a row of the table; slab 0: the launchers' choice of planes per block.
+template <class Tile, auto kKernel>
+Config marching(std::string name, int slab, int ahead, int queue) {
     Config c;
     c.kernel = std::move(name);
     c.radius = Tile::kStencilRadius;
@@ -164,40 +131,40 @@ Config marching(std::string name, Kernel kernel, void (*launch)(const float*, fl
     c.halo_per_thread = static_cast<double>(Tile::kHaloPoints) / Tile::kThreads;
     c.chosen_slab = slab == 0;
     c.slab = slab != 0 ? slab
-                       : choose_slab_planes<Tile>(kExtent, static_cast<int>(cl::resident_blocks(kernel, Tile::kThreads)));
+                       : choose_slab_planes<Tile>(kExtent, static_cast<int>(cl::resident_blocks(kKernel, Tile::kThreads)));
     const dim3 grid = grid_for<Tile>(c.slab);
     c.blocks = static_cast<long long>(grid.x) * grid.y * grid.z;
-    c.launch = launch;
-    c.resources = resources;
-    c.local_bytes = local_bytes;
+    c.launch = launch_shape<Tile, kKernel>;
+    c.resources = [] { return cl::kernel_resources(kKernel, Tile::kThreads); };
+    c.local_bytes = [] { return local_bytes_of(kKernel); };
     return c;
 }
 
-// Step 4's kernel at one shape: 32 x kThreadRows threads, kRows rows, kAhead planes ahead.
-template <int kRows, int kAhead, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
-Config star(int slab = 0) {
-    using Tile = MarchingTile<kStarRadius, kRows, kAhead, kThreadRows, kMinBlocks>;
-    constexpr auto kernel = stencil_marching_planes_kernel<Tile>;
-    return marching<Tile>(
-        "step 4", kernel, launch_star<Tile>, [] { return cl::kernel_resources(kernel, Tile::kThreads); },
-        [] { return local_bytes_of(kernel); }, slab, Tile::kAhead, Tile::kQueuePlanes);
+// Step 4's kernel (kRadius 1) or step 5b's (kRadius 4) at one shape: 32 x kThreadRows threads,
+// kRows rows, kAhead planes ahead.
+template <int kRadius, int kRows, int kAhead, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
+Config shape(int slab) {
+    using Tile = MarchingTile<kRadius, kRows, kAhead, kThreadRows, kMinBlocks>;
+    if constexpr (kRadius == kStarRadius) {
+        return marching<Tile, stencil_marching_planes_kernel<Tile>>("step 4", slab, Tile::kAhead, Tile::kQueuePlanes);
+    } else {
+        return marching<Tile, stencil25_marching_planes_kernel<Tile>>("step 5b", slab, Tile::kAhead,
+                                                                      Tile::kQueuePlanes);
+    }
 }
 
-// Step 5b's kernel at one shape.
-template <int kRows, int kAhead, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
+template <int... kShape>
+Config star(int slab = 0) {
+    return shape<kStarRadius, kShape...>(slab);
+}
+
+template <int... kShape>
 Config high_order(int slab = 0) {
-    using Tile = MarchingTile<kHighOrderRadius, kRows, kAhead, kThreadRows, kMinBlocks>;
-    constexpr auto kernel = stencil25_marching_planes_kernel<Tile>;
-    return marching<Tile>(
-        "step 5b", kernel, launch_high_order<Tile>, [] { return cl::kernel_resources(kernel, Tile::kThreads); },
-        [] { return local_bytes_of(kernel); }, slab, Tile::kAhead, Tile::kQueuePlanes);
+    return shape<kHighOrderRadius, kShape...>(slab);
 }
 
 Config legacy() {
-    return marching<LegacyTile>(
-        "legacy: moves z-1 <- z <- z+1 <- z+2", legacy_marching_kernel, launch_legacy,
-        [] { return cl::kernel_resources(legacy_marching_kernel, LegacyTile::kThreads); },
-        [] { return local_bytes_of(legacy_marching_kernel); }, 0, 1, 4);
+    return marching<LegacyTile, legacy_marching_kernel>("legacy: moves z-1 <- z <- z+1 <- z+2", 0, 1, 4);
 }
 
 // A step as the lab launches it (its own launcher and slab choice).
