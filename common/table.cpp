@@ -27,6 +27,13 @@ std::string short_verdict(const Verdict& verdict) {
 
 }  // namespace
 
+// Throughputs, not times: a CPU row on a smaller problem (step 0 of several labs) would otherwise
+// read as a slow-down. Rows without a throughput fall back to the ratio of their times.
+double speedup_over(const PerfTable::Row& previous, const PerfTable::Row& row) {
+    if (previous.throughput > 0 && row.throughput > 0) return row.throughput / previous.throughput;
+    return row.ms > 0 ? previous.ms / row.ms : 0.0;
+}
+
 bool use_colour() { return std::getenv("NO_COLOR") == nullptr && isatty(fileno(stdout)) != 0; }
 
 std::string paint(std::string_view text, Status status, bool colour) {
@@ -75,20 +82,23 @@ std::string PerfTable::render(bool colour) const {
     for (std::size_t c = 0; c < extra_columns_.size(); ++c) header += fmt::format("  {:>{}}", extra_columns_[c], extra_width[c]);
     out += header + "\n" + std::string(header.size(), '-') + "\n";
 
-    double previous_ms = 0;
+    const Row* previous = nullptr;
     for (const auto& row : rows_) {
         std::string line = fmt::format("{:<5} {:<{}} ", row.step.id, row.step.name, name_width);
         if (row.verdict.passed()) {
-            const std::string speedup = previous_ms > 0 ? fmt::format("{:.2f}x", previous_ms / row.ms) : "";
+            const std::string speedup = previous != nullptr ? fmt::format("{:.2f}x", speedup_over(*previous, row)) : "";
             line += fmt::format("{:>11} {:>10.1f} {:>8.1f}% {:>9}", format_ms(row.ms), row.throughput,
                                 percent_of_roof(row.throughput), speedup);
-            previous_ms = row.ms;
+            previous = &row;
         } else {
             line += paint(fmt::format("{:>42}", short_verdict(row.verdict)), row.verdict.status, colour);
         }
         for (std::size_t c = 0; c < extra_columns_.size(); ++c) line += fmt::format("  {:>{}}", row.extras[c], extra_width[c]);
         out += line + "\n";
     }
+    out += fmt::format("vs prev: this row's {} over the previous passing row's (a speed-up where both do the same "
+                       "work; rows on a smaller problem compare fairly too)\n",
+                       unit_);
     return out;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The performance table every lab prints: one row per step with its time, throughput,
-// share of the roof and speed-up against the previous step that ran correctly.
+// share of the roof and speed-up against the previous step that ran correctly ("vs prev": the
+// ratio of throughputs, so that rows measured on different problem sizes compare fairly).
 #pragma once
 
 #include "results.hpp"
@@ -29,7 +30,6 @@ public:
     double percent_of_roof(double throughput) const;
     const Roof& roof() const noexcept { return roof_; }
 
-private:
     struct Row {
         StepInfo step;
         Verdict verdict;
@@ -37,6 +37,8 @@ private:
         double throughput;
         std::vector<std::string> extras;
     };
+
+private:
     std::string title_;
     std::string problem_;
     Roof roof_;
@@ -44,6 +46,9 @@ private:
     std::vector<std::string> extra_columns_;
     std::vector<Row> rows_;
 };
+
+/// "vs prev" of `row`: its throughput over `previous`'s (their times' ratio where a row has none).
+double speedup_over(const PerfTable::Row& previous, const PerfTable::Row& row);
 
 /// Whether stdout should get colours (a terminal, and NO_COLOR unset).
 bool use_colour();

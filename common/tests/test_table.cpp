@@ -15,9 +15,24 @@ TEST_CASE("rows show time, throughput, share of the roof and speed-up against th
     CHECK(text.find("25.0%") != std::string::npos);
     CHECK(text.find("100.0%") != std::string::npos);
     CHECK(text.find("not implemented yet") != std::string::npos);
-    CHECK(text.find("4.00x") != std::string::npos);  // step 3 against step 1: 2.0 / 0.5
+    CHECK(text.find("4.00x") != std::string::npos);  // step 3 against step 1: 1000 / 250 GB/s
+    CHECK(text.find("vs prev: this row's GB/s over the previous passing row's") != std::string::npos);
     CHECK(text.find("\x1b[") == std::string::npos);  // no colour when not asked
     CHECK(table.render(true).find("\x1b[") != std::string::npos);
+}
+
+TEST_CASE("vs prev divides throughputs: a CPU row on a smaller problem is no faster than the GPU") {
+    // Step 0 on a small problem takes less time than step 1 on the large one, at far lower throughput.
+    cl::PerfTable table("t", "p", {"r", 66000.0, "GFLOP/s"}, "GFLOP/s");
+    table.add_row({"0", "CPU, small problem", 0}, {cl::Status::passed, ""}, 27.5, 3.0);
+    table.add_row({"1", "GPU, large problem", 1}, {cl::Status::passed, ""}, 30.8, 11139.0);
+    const std::string text = table.render(false);
+    CHECK(text.find("3713.00x") != std::string::npos);
+    CHECK(text.find("0.89x") == std::string::npos);  // the ratio of times would say "slower"
+    // Without throughputs, the ratio of times.
+    const cl::PerfTable::Row before{{"1", "a", 1}, {cl::Status::passed, ""}, 2.0, 0.0, {}};
+    const cl::PerfTable::Row after{{"2", "b", 2}, {cl::Status::passed, ""}, 0.5, 0.0, {}};
+    CHECK(cl::speedup_over(before, after) == doctest::Approx(4.0));
 }
 
 TEST_CASE("extra columns are kept per row") {
