@@ -4,6 +4,7 @@
 #pragma once
 
 #include "buffers.hpp"
+#include "output_dump.hpp"
 
 #include <fmt/format.h>
 
@@ -74,6 +75,7 @@ Comparison compare_by(std::span<const E> expected, std::span<const T> got, Allow
     result.context = std::move(context);
     result.count = got.size();
     if (expected.size() != got.size()) {
+        dump_outputs(got, [](std::size_t) { return 0.0; });
         result.mismatches = result.count == 0 ? 1 : result.count;
         result.first_expected = fmt::format("{} elements", expected.size());
         result.first_got = fmt::format("{} elements", got.size());
@@ -92,6 +94,11 @@ Comparison compare_by(std::span<const E> expected, std::span<const T> got, Allow
         ++result.mismatches;
         if (unwritten) ++result.unwritten;
     }
+    dump_outputs(got, [&](std::size_t i) {
+        const double want = static_cast<double>(expected[i]);
+        const Tolerance tolerance = allowed(i, want);
+        return tolerance.absolute + tolerance.relative * std::fabs(want);
+    });
     return result;
 }
 
@@ -150,6 +157,7 @@ Comparison compare_rms(std::span<const double> expected, std::span<const T> got,
     const double rms_value = std::sqrt(value_squares / count);
     const double allowed = max_relative_rms * rms_value;  // in the units of the elements
     if (same_size && rms_error <= allowed) {  // false for NaN
+        dump_outputs(got, [&](std::size_t) { return allowed; });
         Comparison result;
         result.count = got.size();
         result.context = std::move(context);

@@ -19,4 +19,13 @@ double measured_fp32_fma_gflops();
 ///  ceiling = current_device().fp32_peak_gflops()}: the roof of GFLOP/s tables.
 Roof fp32_fma_roof();
 
+/// The same rate with each timed run lasting about `run_ms` milliseconds (more trips of the same
+/// kernel, 5 timed runs after a warm-up), for labs whose steps run that long: the roof is then
+/// timed under the same protocol, clocks and power included, as the steps. Measured once per
+/// process and duration.
+double measured_fp32_fma_gflops(double run_ms);
+
+/// fp32_fma_roof() with runs of about `run_ms` ms: {"FP32 FMA chain, R ms runs (theoretical N)", ...}.
+Roof fp32_fma_roof(double run_ms);
+
 }  // namespace cl

@@ -7,6 +7,7 @@
 #include "device_info.hpp"
 #include "guard.hpp"
 #include "options.hpp"
+#include "output_dump.hpp"
 #include "random.hpp"
 
 #include <fmt/format.h>
@@ -121,6 +122,7 @@ Verdict judge(const StepInfo& step, const Comparison& comparison) {
 Verdict check_step(const StepInfo& step, const std::function<Comparison()>& trial) {
     if (!step_selected(step.id)) return not_selected_verdict();
     print_banner();
+    const OutputDumpScope dump_scope("check " + step.id);  // the grader's copy of what is compared
     const Verdict verdict = guarded(step, [&] {
         (void)take_guard_damage();  // what earlier code did is not this step's fault
         const Comparison comparison = trial();

@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace cl {
 
 KernelResources kernel_resources(const void* kernel, int threads_per_block, std::size_t dynamic_shared_bytes) {
@@ -31,5 +33,29 @@ std::vector<std::string> resource_columns(const KernelResources& r) {
 }
 
 std::vector<std::string> no_resource_columns() { return std::vector<std::string>(resource_column_names().size(), "-"); }
+
+GridFill grid_fill(const KernelResources& resources, long long grid_blocks) {
+    int device = 0;
+    int sm_count = 0;
+    int max_threads = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    GridFill fill;
+    fill.max_warps_per_sm = max_threads / 32;
+    const long long wave = static_cast<long long>(resources.blocks_per_sm) * sm_count;
+    if (wave <= 0 || grid_blocks <= 0) return fill;
+    fill.waves = static_cast<double>(grid_blocks) / static_cast<double>(wave);
+    const long long waves = (grid_blocks + wave - 1) / wave;
+    const double warps_per_block = std::ceil(resources.threads_per_block / 32.0);
+    fill.warps_per_sm = static_cast<double>(grid_blocks) * warps_per_block / (static_cast<double>(sm_count) * waves);
+    return fill;
+}
+
+std::vector<std::string> grid_fill_column_names() { return {"warps/SM (grid)", "waves"}; }
+
+std::vector<std::string> grid_fill_columns(const GridFill& fill) {
+    return {fmt::format("{:.1f} of {}", fill.warps_per_sm, fill.max_warps_per_sm), fmt::format("{:.2f}", fill.waves)};
+}
 
 }  // namespace cl

@@ -40,4 +40,24 @@ std::vector<std::string> resource_columns(const KernelResources& resources);
 /// As many "-" cells as resource_column_names() has headers: for rows that are not a kernel.
 std::vector<std::string> no_resource_columns();
 
+/// What a grid of `grid_blocks` blocks of one kernel gives the SMs of the current device, next to
+/// the theoretical occupancy, which counts the warps an SM could hold, not the warps the grid
+/// brings. Blocks are assumed to take equal times.
+struct GridFill {
+    double waves = 0;         ///< grid_blocks / (resident blocks per SM x SMs): how many full GPUs of blocks
+    double warps_per_sm = 0;  ///< resident warps per SM, averaged over the ceil(waves) waves
+    int max_warps_per_sm = 0; ///< what the SM holds at most (the 100% of the occupancy column)
+};
+
+/// The fill of `grid_blocks` blocks launched with `resources` (blocks_per_sm, threads_per_block)
+/// on the current device: warps_per_sm = grid_blocks x warps per block / (SMs x ceil(waves)).
+/// Throws CudaError.
+GridFill grid_fill(const KernelResources& resources, long long grid_blocks);
+
+/// The perf-table column headers for GridFill: warps/SM (grid), waves.
+std::vector<std::string> grid_fill_column_names();
+
+/// The cells under those headers: "31.0 of 64", "0.48".
+std::vector<std::string> grid_fill_columns(const GridFill& fill);
+
 }  // namespace cl

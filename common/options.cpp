@@ -48,6 +48,7 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
     }
     if (const char* env = std::getenv("LAB_RESULTS"); env != nullptr) options.results_path = env;
     if (const char* env = std::getenv("LAB_STEP"); env != nullptr) options.only_step = env;
+    if (const char* env = std::getenv("LAB_DUMP"); env != nullptr) options.dump_path = env;
 
     std::vector<char*> rest;
     for (int i = 0; i < argc; ++i) {
@@ -64,6 +65,10 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
             }
             if (auto id = value_of(argument, "--step=")) {
                 options.only_step = *id;
+                continue;
+            }
+            if (auto path = value_of(argument, "--dump=")) {
+                options.dump_path = *path;
                 continue;
             }
             if (auto path = value_of(argument, "--trace=")) {

@@ -16,6 +16,7 @@ struct RunOptions {
     bool expect_not_implemented = false;  ///< --expect=not-implemented: the starter check
     std::string only_step;                ///< --step=N / LAB_STEP: run only the step with this id
     std::string trace_path;               ///< --trace=FILE or --trace FILE: timelines as a Chrome trace
+    std::string dump_path;                ///< --dump=FILE / LAB_DUMP: the output dump for the grader (output_dump.hpp)
 };
 
 /// Whether the step with this id runs (every step, unless --step named another).
@@ -23,8 +24,8 @@ bool step_selected(const std::string& id);
 
 RunOptions& run_options();
 
-/// Reads --seed=N, --results=FILE, --step=N, --trace=FILE and --expect=not-implemented (and the LAB_SEED,
-/// LAB_RESULTS and LAB_STEP environment variables), removes them from argv, and returns the
+/// Reads --seed=N, --results=FILE, --step=N, --trace=FILE, --dump=FILE and --expect=not-implemented (and the
+/// LAB_SEED, LAB_RESULTS, LAB_STEP and LAB_DUMP environment variables), removes them from argv, and returns the
 /// remaining arguments for doctest. Throws std::invalid_argument on a bad value.
 std::vector<char*> parse_run_options(int argc, char** argv);
 

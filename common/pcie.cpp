@@ -101,7 +101,7 @@ std::optional<double> parse_gigatransfers(std::string_view sysfs_speed) {
     return value;
 }
 
-PcieLink pcie_link() {
+std::string pci_bus_id() {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     char bus_id[32] = {};
@@ -109,6 +109,11 @@ PcieLink pcie_link() {
     std::string id(bus_id);
     std::transform(id.begin(), id.end(), id.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });  // sysfs spells it lower-case
+    return id;
+}
+
+PcieLink pcie_link() {
+    const std::string id = pci_bus_id();
     const std::string folder = "/sys/bus/pci/devices/" + id + "/";
     const auto speed_text = read_first_line(folder + "max_link_speed");
     const auto width_text = read_first_line(folder + "max_link_width");

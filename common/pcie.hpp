@@ -34,6 +34,10 @@ double pcie_gbps(double gigatransfers, int lanes);
 /// The leading number of a sysfs link speed ("32.0 GT/s PCIe", "8 GT/s"); none for "Unknown".
 std::optional<double> parse_gigatransfers(std::string_view sysfs_speed);
 
+/// The current device's PCI bus id as sysfs spells it ("0000:1b:00.0"): its folder is
+/// /sys/bus/pci/devices/<id>/.
+std::string pci_bus_id();
+
 /// The link of the current device as /sys/bus/pci/devices/<bus id>/max_link_speed and
 /// max_link_width report it (what the GPU's end supports; the link may train lower, so this is
 /// an upper bound). Without sysfs: PCIe 5.0 x16 at 64 GB/s, marked `assumed`.

@@ -44,12 +44,23 @@ public:
     /// `stream` before `enqueue()`, which issues the stage's work into `stream` (a cudaMemcpyAsync,
     /// a launch), and one after it. For synchronous calls (cudaMemcpy) pass the stream they use
     /// (0). Throws CudaError when an event cannot be created or recorded.
+    /// While recording is off (set_recording(false)), only calls `enqueue()`: no events.
     template <class Enqueue>
     void record(int stream_index, Stage stage, int chunk, cudaStream_t stream, Enqueue&& enqueue) {
+        if (!recording_) {
+            std::forward<Enqueue>(enqueue)();
+            return;
+        }
         const std::size_t entry = begin(stream_index, stage, chunk, stream);
         std::forward<Enqueue>(enqueue)();
         end(entry, stream);
     }
+
+    /// Recording on (the default) or off: off, record() issues the work without its two events,
+    /// for pipelines of so many chunks that the events would cost more than the work they time,
+    /// and for work captured into a CUDA graph (an event recorded during capture times nothing).
+    void set_recording(bool on) noexcept { recording_ = on; }
+    bool recording() const noexcept { return recording_; }
 
     /// Forgets every record (the events stay, for the next run).
     void clear() noexcept;
@@ -75,6 +86,7 @@ private:
     std::vector<Entry> entries_;
     std::vector<cudaEvent_t> events_;  ///< created on demand, reused after clear()
     std::size_t events_used_ = 0;
+    bool recording_ = true;
 };
 
 /// Each stage's time summed over its intervals (all chunks and streams), and the whole span.

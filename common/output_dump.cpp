@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+// The output dump (see output_dump.hpp).
+#include "output_dump.hpp"
+
+#include "options.hpp"
+#include "results.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string_view>
+
+namespace cl {
+namespace {
+
+struct DumpState {
+    std::string key;                          // the step being checked; empty: none
+    std::map<std::string, std::size_t> next;  // comparisons recorded per key
+    std::FILE* file = nullptr;
+    std::string file_path;  // the path `file` was opened for
+};
+
+DumpState& state() {
+    static DumpState instance;
+    return instance;
+}
+
+std::uint64_t hash_text(std::uint64_t hash, std::string_view text) {
+    for (const char c : text) {  // FNV-1a
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 1099511628211ULL;
+    }
+    return hash;
+}
+
+std::string json_number(double value) { return std::isfinite(value) ? fmt::format("{:.17g}", value) : "null"; }
+
+}  // namespace
+
+bool output_dump_active() { return !state().key.empty() && !run_options().dump_path.empty(); }
+
+namespace {
+
+// The state, with the dump file open for the current --dump path (a new path starts a new dump).
+DumpState& open_dump() {
+    DumpState& dump = state();
+    if (dump.file == nullptr || dump.file_path != run_options().dump_path) {
+        if (dump.file != nullptr) std::fclose(dump.file);
+        dump.file_path = run_options().dump_path;
+        dump.file = std::fopen(dump.file_path.c_str(), "w");
+        if (dump.file == nullptr) throw std::runtime_error("cannot write the output dump " + dump.file_path);
+        dump.next.clear();
+    }
+    return dump;
+}
+
+}  // namespace
+
+std::uint64_t next_output_sketch_seed() {
+    DumpState& dump = open_dump();
+    const std::size_t number = dump.next[dump.key];
+    std::uint64_t hash = hash_text(14695981039346656037ULL ^ run_options().seed, dump.key);
+    hash = hash_text(hash, fmt::format("#{}", number));
+    return hash;
+}
+
+void record_output_sketch(const OutputSketch& sketch) {
+    DumpState& dump = open_dump();
+    const std::size_t number = dump.next[dump.key]++;
+    const std::string line = fmt::format(
+        R"({{"key": {}, "n": {}, "count": {}, "sums": [{}, {}], "tolerance": {}, "magnitude": {}, "non_finite": {}}})"
+        "\n",
+        json_string(dump.key), number, sketch.count, json_number(sketch.signed_sums[0]), json_number(sketch.signed_sums[1]),
+        json_number(sketch.tolerance_sum), json_number(sketch.magnitude_sum), sketch.non_finite);
+    std::fputs(line.c_str(), dump.file);
+    std::fflush(dump.file);
+}
+
+OutputDumpScope::OutputDumpScope(std::string key) : previous_(std::move(state().key)) {
+    state().key = std::move(key);
+}
+
+OutputDumpScope::~OutputDumpScope() { state().key = std::move(previous_); }
+
+}  // namespace cl
