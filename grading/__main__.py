@@ -12,8 +12,10 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from . import outputs
@@ -39,27 +41,69 @@ def submission_id(path: Path) -> str:
     return name or "submission"
 
 
-def plan_batch(entries: list[Path], out: Path) -> tuple[list[tuple[str, Path, Path]], list[tuple[str, str]]]:
-    """(id, submission, output folder) for each entry of a submissions folder, and the entries
-    refused as (name, why): two that would share an output folder (alice/ and alice.zip, or names
-    that differ in case only), and names the grader's own outputs use."""
-    by_id: dict[str, list[Path]] = {}
+def plan_batch(entries: list[Path], out: Path) -> list[tuple[str, Path, Path, str]]:
+    """(id, submission, output folder, note) for each entry of a submissions folder. Entries whose
+    ids collide (alice/ and alice.zip, names that differ in case only) or that would take a name the
+    grader's own outputs use are all graded, under ids made unique (alice, alice-2), and the note
+    says so (it goes into the report, the gradebook and the log)."""
+    items, taken = [], {name.lower() for name in RESERVED_OUTPUTS}
+    groups: dict[str, list[Path]] = {}
     for entry in entries:
-        by_id.setdefault(submission_id(entry).lower(), []).append(entry)
-    items, refused = [], []
+        groups.setdefault(submission_id(entry).lower(), []).append(entry)
     for entry in entries:
         sid = submission_id(entry)
         shown = os.fsencode(entry.name).decode("utf-8", "replace")
-        clash = by_id[sid.lower()]
+        clash = groups[sid.lower()]
+        unique, number = sid, 1
+        while unique.lower() in taken:
+            number += 1
+            unique = f"{sid}-{number}"
+        taken.add(unique.lower())
+        note = ""
         if len(clash) > 1:
-            names = ", ".join(os.fsencode(e.name).decode("utf-8", "replace") for e in clash)
-            refused.append((shown, f"refused: {names} would share the output folder '{sid}'; rename one"))
-        elif sid.lower() in RESERVED_OUTPUTS:
-            refused.append((shown, f"refused: the output folder '{sid}' is a name the grader's own outputs use; "
-                                   "rename it"))
-        else:
-            items.append((sid, entry, out / sid))
-    return items, refused
+            others = ", ".join(os.fsencode(e.name).decode("utf-8", "replace") for e in clash if e != entry)
+            note = f"the name {shown!r} gives the same id as {others}: graded as '{unique}'"
+        elif unique != sid:
+            note = f"the name {shown!r} is one the grader's own outputs use: graded as '{unique}'"
+        items.append((unique, entry, out / unique, note))
+    return items
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+
+
+def progress_line(done: int, total: int, labs_graded: int, elapsed: float) -> str:
+    """'3 / 40 submissions, 21 labs graded, about 2 h 05 min left'."""
+    left = f"about {format_duration(elapsed / done * (total - done))} left" if done else "time left not known yet"
+    return f"{done} / {total} submissions, {labs_graded} labs graded, {left}"
+
+
+class Progress:
+    """The grader's progress on standard error: on a terminal, a line after every lab; elsewhere (a
+    log file, a cluster job) one line per submission only."""
+
+    def __init__(self, total: int, stream=None):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.total, self.done, self.labs, self.start = total, 0, 0, time.monotonic()
+
+    def lab_done(self, lab=None) -> None:
+        self.labs += 1
+        if self.tty:
+            self._say(progress_line(self.done, self.total, self.labs, time.monotonic() - self.start))
+
+    def submission_done(self, sid: str, score: float, max_score: float) -> None:
+        self.done += 1
+        line = progress_line(self.done, self.total, self.labs, time.monotonic() - self.start)
+        self._say(f"{sid}: {score:g} / {max_score:g}; {line}")
+
+    def _say(self, text: str) -> None:
+        print(f"[grading] {text}", file=self.stream, flush=True)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -92,7 +136,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                    help="run without bubblewrap: for testing with trusted input only (the default refuses to grade "
                         "without a working sandbox)")
     g.add_argument("--require-sandbox", action="store_true", help=argparse.SUPPRESS)  # the default now
-    g.add_argument("--keep-scratch", action="store_true", help="keep the build folders (debugging)")
+    g.add_argument("--keep-scratch", action="store_true", help="keep the build and run folders, on disk (debugging)")
+    g.add_argument("--verbose", action="store_true", help="every stage of every lab on standard error (the default "
+                                                          "on a terminal)")
 
     b = sub.add_parser("gradebook", help="the CSV gradebook from grade outputs")
     b.add_argument("dirs", type=Path, nargs="+", help="grade --out folders, or folders of them")
@@ -107,7 +153,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     e.add_argument("--config", type=Path)
     e.add_argument("--out", type=Path, required=True)
 
-    r = sub.add_parser("build-reference", help="build the reference solutions once (for a cluster run)")
+    r = sub.add_parser("build-reference",
+                       help="build the reference solutions and the starters once (for a cluster run)")
     _common(r)
     r.add_argument("--reference-dir", type=Path, required=True)
 
@@ -126,9 +173,11 @@ def load(args) -> tuple[Course, Config, list]:
 
 
 def cmd_grade(args) -> int:
+    from . import grade as grade_module
     from .grade import Grader, Reference, SubmissionGrade, log
     from .sandbox import Sandbox as _Sandbox
     from .scoring import NOT_GRADED, LabGrade
+    grade_module.VERBOSE = args.verbose or sys.stderr.isatty()
     course, config, labs = load(args)
     if not labs:
         raise CourseError("no labs to grade")
@@ -157,8 +206,8 @@ def cmd_grade(args) -> int:
     for warning in sandbox.warnings:
         log(f"WARNING: {warning}")
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="grading-", dir=args.scratch) as scratch:
-        scratch = Path(scratch)
+    scratch = Path(tempfile.mkdtemp(prefix="grading-", dir=args.scratch))
+    try:
         os.chmod(scratch, 0o711)  # the unprivileged user may pass through, not list
         reference_dir = reference_dir or scratch / "reference"
         reference_dir.mkdir(parents=True, exist_ok=True)
@@ -167,19 +216,24 @@ def cmd_grade(args) -> int:
         grader = Grader(course, config, sandbox, reference, seeds, args.gpu_arch, scratch, args.keep_scratch)
         refused: list[tuple[str, str]] = []
         if args.submission is not None:
-            items = [(args.id or submission_id(args.submission), args.submission, out)]
+            items = [(args.id or submission_id(args.submission), args.submission, out, "")]
         else:
             entries = sorted((p for p in args.submissions.iterdir() if not p.name.startswith(".")),
                              key=lambda p: os.fsencode(p.name))
-            items, refused = plan_batch(entries, out)
+            items = plan_batch(entries, out)
+        progress = Progress(len(items))
         grades = []
-        for sid, path, out_dir in items:
+        for sid, path, out_dir, note in items:
+            if note:
+                log(f"WARNING: {note}")
             try:  # one submission never stops the batch
-                grade = grader.grade(path, sid, labs, out_dir / "logs")
+                grade = grader.grade(path, sid, labs, out_dir / "logs", progress=progress.lab_done)
+                if note:
+                    grade.warnings.insert(0, note)
                 outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
             except Exception as error:
                 log(f"grader error on {sid}: {error!r}")
-                grade = SubmissionGrade(sid, str(path), sandbox=sandbox.describe(),
+                grade = SubmissionGrade(sid, str(path), sandbox=sandbox.describe(), warnings=[note] if note else [],
                                         labs=[LabGrade(lab.name, lab.title, NOT_GRADED, f"grader error: {error!r}")
                                               for lab in labs])
                 try:
@@ -188,6 +242,7 @@ def cmd_grade(args) -> int:
                     refused.append((sid, f"not graded: grader error {again!r}"))
                     continue
             grades.append(grade)
+            progress.submission_done(sid, grade.score, grade.max_score)
         for name, why in refused:
             log(f"{name}: {why}")
         if args.submissions is not None:
@@ -198,6 +253,11 @@ def cmd_grade(args) -> int:
                 except (OSError, ValueError):
                     continue
             (out / "gradebook.csv").write_text(outputs.gradebook(summaries, refused), encoding="utf-8")
+    finally:
+        if args.keep_scratch:
+            log(f"--keep-scratch: the build and run folders are kept in {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
     for grade in grades:
         print(outputs.one_line(grade), flush=True)
     if refused or not all(g.complete for g in grades):
@@ -255,6 +315,7 @@ def cmd_export(args) -> int:
 
 def cmd_build_reference(args) -> int:
     from .grade import Reference
+    from .objcheck import ObjectCheckError
     course, config, labs = load(args)
     args.reference_dir.mkdir(parents=True, exist_ok=True)
     reference = Reference(course, args.reference_dir.resolve(), Sandbox(use_bwrap=False, require=False), config,
@@ -264,6 +325,12 @@ def cmd_build_reference(args) -> int:
         built = reference.build(lab)
         print(f"{lab.name}: {'built' if built.ok else 'FAILED: ' + built.reason}")
         failed += not built.ok
+        try:  # the starter too: the integrity check's baseline
+            reference.starter(lab)
+            print(f"{lab.name}: starter built")
+        except ObjectCheckError as error:
+            print(f"{lab.name}: starter FAILED: {error}")
+            failed += 1
     return 1 if failed else EXIT_OK
 
 

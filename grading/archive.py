@@ -143,14 +143,17 @@ class Reader:
                         try:
                             child = os.open(item.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
                         except OSError as error:
-                            self.reject(name, f"cannot be opened ({error.strerror})")
+                            self.reject(name, f"cannot be opened ({_why(error)})")
                             continue
                         stack.append((child, name + "/", depth + 1))
                     elif stat.S_ISREG(info.st_mode):
+                        if info.st_nlink > 1:  # another name of a file elsewhere (a root-only one?)
+                            self.reject(name, f"a hard link (the file has {info.st_nlink} names), not read")
+                            continue
                         try:
                             file_fd = os.open(item.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
                         except OSError as error:
-                            self.reject(name, f"cannot be opened ({error.strerror})")
+                            self.reject(name, f"cannot be opened ({_why(error)})")
                             continue
                         with os.fdopen(file_fd, "rb") as handle:
                             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -209,6 +212,13 @@ class Reader:
             raise LimitExceeded(f"cannot read the tar archive: {str(error)[:200]}") from error
 
 
+def _why(error: OSError) -> str:
+    if error.errno == 13:  # EACCES: the reader runs as an unprivileged user
+        return ("not readable by the unprivileged user that reads submissions: make the submissions readable by "
+                "every user (chmod -R a+rX)")
+    return error.strerror or str(error)
+
+
 def zlib_error():
     import zlib
     return zlib.error
@@ -243,6 +253,8 @@ def child_main() -> int:
         error = "reading it needs more memory than allowed (a bomb?)"
     except RecursionError:
         error = "it is nested too deeply"
+    except PermissionError as denied:
+        error = f"cannot read it: {_why(denied)}"
     except Exception as other:  # whatever a damaged archive makes the libraries raise
         error = f"cannot read it: {type(other).__name__}: {str(other)[:200]}"
     json.dump({"kind": kind, "entries": reader.entries, "rejected": reader.rejected, "error": error}, sys.stdout)
@@ -264,9 +276,11 @@ class Read:
     error: str
 
 
-def read_submission(path: Path, wanted: set[str], limits: Limits) -> Read:
+def read_submission(path: Path, wanted: set[str], limits: Limits, reader: tuple[int, int] | None = None) -> Read:
     """Reads the submission at `path` in a limited child process. Never raises for the
-    submission's content; Read.error says why it could not be read."""
+    submission's content; Read.error says why it could not be read. reader: (uid, gid) the child
+    runs as (a grader running as root reads submissions as an unprivileged user: a file only root
+    may read stays unread, whatever link or name leads to it)."""
     path = Path(path)
     try:
         info = os.lstat(path)
@@ -287,9 +301,12 @@ def read_submission(path: Path, wanted: set[str], limits: Limits) -> Read:
     except OSError as error:
         return Read("unreadable", [], [], f"{path.name} cannot be opened ({error.strerror})")
     spec = json.dumps({"limits": limits.__dict__, "wanted": sorted(wanted), "fd": fd})
-    code = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
-            "from grading.archive import child_main; sys.exit(child_main())")
-    root = str(Path(__file__).resolve().parent.parent)
+    # This module's own source is the child's program (it runs its main): an unprivileged reader
+    # needs no access to the course tree, only to an interpreter every user may run.
+    code = Path(__file__).read_text(encoding="utf-8")
+    python = sys.executable
+    if reader is not None and not _runnable_by_all(python) and _runnable_by_all("/usr/bin/python3"):
+        python = "/usr/bin/python3"
     cpu = int(limits.timeout_s) + 1
 
     def limit():
@@ -297,13 +314,22 @@ def read_submission(path: Path, wanted: set[str], limits: Limits) -> Read:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if reader is not None:
+            os.setgroups([])
+            os.setgid(reader[1])
+            os.setuid(reader[0])
+            if os.getuid() != reader[0] or os.geteuid() != reader[0]:
+                os._exit(126)
 
     try:
-        result = subprocess.run([sys.executable, "-S", "-c", code, root, spec], stdin=subprocess.DEVNULL,
+        result = subprocess.run([python, "-S", "-c", code, spec], stdin=subprocess.DEVNULL,
                                 capture_output=True, pass_fds=(fd,), timeout=limits.timeout_s, preexec_fn=limit,
                                 cwd="/", env={"LC_ALL": "C.UTF-8"})
     except subprocess.TimeoutExpired:
         return Read("unreadable", [], [], f"reading it took longer than {limits.timeout_s:.0f} s (a bomb?)")
+    except OSError as error:  # the interpreter cannot run as the reader: the grading machine's fault
+        return Read("unreadable", [], [], f"the submission reader could not start ({python}: "
+                                          f"{error.strerror or error}); install python3 where every user can run it")
     finally:
         os.close(fd)
     try:
@@ -313,6 +339,15 @@ def read_submission(path: Path, wanted: set[str], limits: Limits) -> Read:
         return Read("unreadable", [], [], f"cannot read it: {why}")
     return Read(str(data.get("kind", "")), list(data.get("entries", [])), list(data.get("rejected", [])),
                 str(data.get("error", "")))
+
+
+def _runnable_by_all(path: str) -> bool:
+    """Whether every user may run the file: it and each folder above it are executable by others."""
+    try:
+        real = Path(os.path.realpath(path))
+        return all(os.stat(p).st_mode & 0o001 for p in [real, *real.parents])
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

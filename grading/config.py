@@ -16,6 +16,7 @@ BUILTIN = {
         "performance_points": 1.0,
         "full_ratio": 0.8,
         "floor_ratio": 0.25,
+        "max_ratio": 3.0,
         "metric": "time",
     },
     "labs": {},
@@ -27,13 +28,14 @@ BUILTIN = {
         "output_max": "256M",
         "processes_max": 4096,
         "tmp_max": "1G",
+        "scratch_max": "8G",
         "sanitizer_timeout_s": 900,
         "submission_max": "256M",
         "submission_entries": 50_000,
         "submission_timeout_s": 120,
     },
     "sandbox": {"require": True, "user": "nobody", "run_uids": [1_900_000_000, 1_999_999_999], "extra_ro_binds": []},
-    "object_check": {"on_violation": "zero_lab"},
+    "object_check": {"on_violation": "zero_lab", "code_max": "8M", "timeout_s": 300},
     "sanitizers": {"tools": ["memcheck", "racecheck", "synccheck"], "on_finding": "fail_step",
                    "on_timeout": "review"},
     "gradescope": {"visibility": "visible", "stdout_visibility": "hidden"},
@@ -41,7 +43,7 @@ BUILTIN = {
     "student_edition_exclude": ["solutions/", "grading/grading.json", "grading/*.key", "grading/secrets/", ".devkit/"],
 }
 
-STEP_KEYS = ("correctness_points", "performance_points", "full_ratio", "floor_ratio", "metric")
+STEP_KEYS = ("correctness_points", "performance_points", "full_ratio", "floor_ratio", "max_ratio", "metric")
 GRADESCOPE_VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 
 
@@ -56,6 +58,7 @@ class StepRule:
     full_ratio: float
     floor_ratio: float
     metric: str  # "time" (reference ms / student ms) or "throughput" (student / reference)
+    max_ratio: float = 3.0  # faster than the reference by more than this: no speed points, a review flag
 
 
 def parse_size(text) -> int:
@@ -117,7 +120,7 @@ class Config:
         for key in ("build_timeout_s", "run_timeout_s", "sanitizer_timeout_s", "submission_timeout_s"):
             if not _is_number(limits.get(key)) or limits[key] <= 0:
                 raise ConfigError(f"limits.{key} must be a positive number of seconds")
-        for key in ("memory_max", "output_max", "tmp_max", "submission_max"):
+        for key in ("memory_max", "output_max", "tmp_max", "scratch_max", "submission_max"):
             parse_size(limits[key])
         for key in ("processes_max", "submission_entries"):
             if not isinstance(limits.get(key), int) or isinstance(limits[key], bool) or limits[key] < 1:
@@ -132,6 +135,9 @@ class Config:
             raise ConfigError("sandbox.extra_ro_binds must be a list of absolute paths")
         if self.data["object_check"].get("on_violation") not in ("zero_lab", "review"):
             raise ConfigError("object_check.on_violation must be zero_lab or review")
+        parse_size(self.data["object_check"]["code_max"])
+        if not _is_number(self.data["object_check"].get("timeout_s")) or self.data["object_check"]["timeout_s"] <= 0:
+            raise ConfigError("object_check.timeout_s must be a positive number of seconds")
         sanitizers = self.data["sanitizers"]
         if not isinstance(sanitizers.get("tools"), list) or not all(
                 t in ("memcheck", "racecheck", "synccheck", "initcheck") for t in sanitizers["tools"]):
@@ -156,6 +162,8 @@ class Config:
         for key in ("full_ratio", "floor_ratio"):
             if key in rule and (not _is_number(rule[key]) or rule[key] < 0):
                 raise ConfigError(f"{where}.{key} must be a number >= 0")
+        if "max_ratio" in rule and (not _is_number(rule["max_ratio"]) or rule["max_ratio"] < 1):
+            raise ConfigError(f"{where}.max_ratio must be a number >= 1")
         if "metric" in rule and rule["metric"] not in ("time", "throughput"):
             raise ConfigError(f"{where}.metric must be 'time' or 'throughput'")
         if rule.get("full_ratio", 1) == 0:
@@ -169,8 +177,11 @@ class Config:
             merged.update({key: layer[key] for key in STEP_KEYS if key in layer})
         if merged["floor_ratio"] > merged["full_ratio"]:
             raise ConfigError(f"{lab} step {step}: floor_ratio is above full_ratio")
+        if merged["max_ratio"] < merged["full_ratio"]:
+            raise ConfigError(f"{lab} step {step}: max_ratio is below full_ratio")
         return StepRule(float(merged["correctness_points"]), float(merged["performance_points"]),
-                        float(merged["full_ratio"]), float(merged["floor_ratio"]), merged["metric"])
+                        float(merged["full_ratio"]), float(merged["floor_ratio"]), merged["metric"],
+                        float(merged["max_ratio"]))
 
     @property
     def limits(self) -> dict:

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Fixture submissions, made from the course tree at the time they are needed (so that no copy of
-a solution is stored): the CI cases that need no GPU to judge, the student files the object check
+a solution is stored): the CI cases that need no GPU to judge, the student files the integrity check
 must refuse (compiled by nvcc in CI), and the GPU cases (each a reference solution with one defect).
 
 `python3 -m grading make-fixtures --out DIR [--gpu]` writes them for an instructor's dry run.
@@ -132,7 +132,7 @@ def make_basic(course: Course, out: Path, labs: list[Lab]) -> dict[str, Path]:
     return made
 
 
-# --- student files that the object check refuses (or accepts), compiled by nvcc in CI -------------
+# --- student files that the integrity check refuses (or accepts), compiled by nvcc in CI ----------
 @dataclass(frozen=True)
 class ObjectCase:
     lab: str
@@ -198,19 +198,49 @@ PlantLinks plant_links;
 
 ''', before="#include <cstdlib>\n#include <string>\n#include <sys/stat.h>\n#include <unistd.h>\n\n")
 
+def honest(code: str, before: str = "") -> ObjectCase:
+    """A variant an honest student may write: it must pass."""
+    return ObjectCase(LAB01, in_matadd(code, before), ())
+
+
 OBJECT_CASES = {
+    # --- class 1: definitions that take a library's or the course's place (weak or not) --------
     "forged-results": ObjectCase(LAB01, FORGED_RESULTS, ("calls `getenv`", "calls `fopen`", "static initializer")),
     "planted-link": ObjectCase(LAB01, PLANTED_LINK, ("calls `symlink`", "calls `mkfifo`", "static initializer")),
-    "constructor-attribute": ObjectCase(LAB01, in_matadd('''volatile int started = 0;
-__attribute__((constructor)) void before_main() { started = 1; }
-'''), ("static initializer",)),
-    "destructor-attribute": ObjectCase(LAB01, in_matadd('''volatile int ended = 0;
-__attribute__((destructor)) void after_main() { ended = 1; }
-'''), ("static finalizer",)),
     "interpose-libc": ObjectCase(LAB01, '''
 // Would replace the C library's function for the whole harness process.
 extern "C" int fsync(int fd) { return fd * 0; }
 ''', ("defines `fsync`, a global symbol outside namespace matadd",)),
+    "weak-libc-function": ObjectCase(LAB01, '''
+#include <cstdio>
+// A weak definition of a function the harness imports from the C library (it renames the results
+// file into place): the executable's own copy would be called instead of the library's.
+extern "C" __attribute__((weak)) int rename(const char*, const char*) noexcept { return 0; }
+''', ("defines `rename`, which the harness takes from a shared library",
+      "defines `rename` itself, which the harness takes from a shared library")),
+    "hidden-libc-function": ObjectCase(LAB01, '''
+#include <cstdio>
+extern "C" __attribute__((visibility("hidden"))) int rename(const char*, const char*) noexcept { return 0; }
+''', ("defines `rename`, which the harness takes from a shared library",)),
+    "weak-libstdcxx-function": ObjectCase(LAB01, '''
+#include <stdexcept>
+namespace std {
+// A weak copy of a function of the C++ library that the harness's error paths call.
+__attribute__((weak)) void __throw_length_error(const char*) { for (;;) {} }
+}  // namespace std
+''', ("which the harness takes from a shared library",)),
+    "weak-given-helper": ObjectCase(LAB01, '''
+#include "large_case.hpp"
+namespace matadd {
+// A weak copy of the lab's given device-side checker (large_case.cu) that finds nothing wrong.
+__attribute__((weak)) SumCheck check_sum(const float*, std::size_t, std::uint32_t, std::uint32_t) { return {}; }
+}  // namespace matadd
+''', ("which large_case.cu (given) defines too",)),
+    "weak-harness-library": ObjectCase(LAB01, '''
+#include "results.hpp"
+// A weak copy of the harness library's results writer, defined without opening namespace cl.
+__attribute__((weak)) void cl::Results::write(const std::string&) const {}
+''', ("which results.cpp (given) defines too",)),
     "replace-given-code": ObjectCase(LAB01, '''
 #include "large_case.hpp"
 namespace matadd {
@@ -219,6 +249,45 @@ SumCheck check_sum(const float*, std::size_t, std::uint32_t, std::uint32_t) { re
 void fill_pattern(float*, std::size_t, std::uint32_t) {}
 }  // namespace matadd
 ''', ("which large_case.cu (given) defines too",)),
+    "undeclared-host-call": ObjectCase(LAB01, in_matadd('''__attribute__((used)) void* pinned(std::size_t bytes) {
+    void* p = nullptr;
+    return cudaMallocHost(&p, bytes) == cudaSuccess ? p : nullptr;
+}
+'''), ("calls `cudaMallocHost`",)),
+    # --- class 2: code that runs at load or exit, and system calls hidden as data -----------------
+    "constructor-attribute": ObjectCase(LAB01, in_matadd('''volatile int started = 0;
+__attribute__((constructor)) void before_main() { started = 1; }
+'''), ("static initializer",)),
+    "destructor-attribute": ObjectCase(LAB01, in_matadd('''volatile int ended = 0;
+__attribute__((destructor)) void after_main() { ended = 1; }
+'''), ("static finalizer",)),
+    "init-array-suffix": ObjectCase(LAB01, in_matadd('''volatile int started = 0;
+void start() { started = 1; }
+// The linker maps .init_array.<anything> into the init array.
+__attribute__((used, section(".init_array.x"))) void (*start_entry)() = start;
+'''), ("static initializer", "runs `")),
+    "ctors-suffix": ObjectCase(LAB01, in_matadd('''volatile int started = 0;
+void start() { started = 1; }
+__attribute__((used, section(".ctors.evil"))) void (*start_entry)() = start;
+'''), ("static initializer (code that runs before or after the harness, .ctors",)),
+    "fini-array-suffix": ObjectCase(LAB01, in_matadd('''volatile int ended = 0;
+void finish() { ended = 1; }
+__attribute__((used, section(".fini_array.zz"))) void (*finish_entry)() = finish;
+'''), ("static finalizer",)),
+    "preinit-array": ObjectCase(LAB01, in_matadd('''volatile int started = 0;
+void start() { started = 1; }
+__attribute__((used, section(".preinit_array"))) void (*start_entry)() = start;
+'''), ("static initializer (code that runs before or after the harness, .preinit_array",)),
+    "syscall-bytes-as-data": ObjectCase(LAB01, in_matadd('''// mov eax, 1; syscall; ret: a write(2), as data in the code section.
+__attribute__((used, section(".text.raw"))) const unsigned char raw_write[] = {0xb8, 0x01, 0x00, 0x00, 0x00,
+                                                                             0x0f, 0x05, 0xc3};
+'''), ("holds the bytes of a system-call instruction (`syscall`)", "executable bytes must belong to functions")),
+    "syscall-in-constant": ObjectCase(LAB01, in_matadd('''// 0x050f: the bytes 0f 05 (syscall) in a mov's immediate.
+__attribute__((used, noinline)) long magic() { return 0x050f; }
+'''), ("holds the bytes of a system-call instruction (`syscall`) in host function",)),
+    "section-flags-injected": ObjectCase(LAB01, in_matadd(r'''// The section name smuggles its own flags ("awx").
+__attribute__((used, section(".evil,\"awx\",@progbits#"))) unsigned char evil_code[] = {0x90, 0xc3};
+'''), ("an executable section named .evil",)),
     "inline-syscall": ObjectCase(LAB01, in_matadd(
         '''__attribute__((used)) long raw_write(long fd, const void* data, long size) {
     long result;
@@ -229,32 +298,150 @@ void fill_pattern(float*, std::size_t, std::uint32_t) {}
     "libc-syscall": ObjectCase(LAB01, in_matadd(
         '''__attribute__((used)) long leak(long fd) { return syscall(SYS_write, fd, "x", 1); }
 ''', before="#include <unistd.h>\n#include <sys/syscall.h>\n"), ("calls `syscall`",)),
+    # --- class 4: what a check of the raw text misses -----------------------------------------------
     "macro-over-launchers": ObjectCase(LAB01, '''
 // Turns the launchers' launch checks into nothing.
 #undef CUDA_CHECK_LAUNCH
 #define CUDA_CHECK_LAUNCH() ((void)0)
 ''', ("#undef `CUDA_CHECK_LAUNCH`", "#define `CUDA_CHECK_LAUNCH`")),
-    "namespace-cl": ObjectCase(LAB01, '''
-namespace cl {
+    "digraph-define": ObjectCase(LAB01, '''
+// %: is the digraph of #: the same directives as above, spelt so that a text scan misses them.
+%:undef CUDA_CHECK_LAUNCH
+%:define CUDA_CHECK_LAUNCH() ((void)0)
+''', ("#undef `CUDA_CHECK_LAUNCH`", "#define `CUDA_CHECK_LAUNCH`")),
+    "spliced-directive": ObjectCase(LAB01, r'''
+#include "launch.cuh"
+// A backslash-newline inside the directive's name: the launchers' grids get one thread per block.
+#def\
+ine blocks_for(count, block) blocks_for(count, 1)
+''', ("#define `blocks_for`",)),
+    "asm-behind-macro": ObjectCase(LAB01, '''
+#define QUIET_PAUSE asm
+namespace matadd {
+namespace {
+__attribute__((used)) void pause_a_little() { QUIET_PAUSE volatile("pause"); }
+}  // namespace
+}  // namespace matadd
+''', ("inline assembly in host code",)),
+    "namespace-cl-behind-macro": ObjectCase(LAB01, '''
+#define HARNESS_LIBRARY namespace cl
+HARNESS_LIBRARY {
 // A better match than the given blocks_for for the launchers' (std::size_t, int) calls.
 inline unsigned int blocks_for(std::size_t, int) { return 1; }
 }  // namespace cl
 ''', ("opens `namespace cl`",)),
-    "undeclared-host-call": ObjectCase(LAB01, in_matadd('''__attribute__((used)) void* pinned(std::size_t bytes) {
-    void* p = nullptr;
-    return cudaMallocHost(&p, bytes) == cudaSuccess ? p : nullptr;
-}
-'''), ("calls `cudaMallocHost`",)),
-    # What honest students write must pass: device-side inline PTX, a host printf, a __device__
-    # helper and variable, a kernel of their own in the anonymous namespace.
-    "honest-extras": ObjectCase(LAB01, in_matadd('''__device__ unsigned int launches = 0;
+    "namespace-cl": ObjectCase(LAB01, '''
+namespace cl {
+inline unsigned int blocks_for(std::size_t, int) { return 1; }
+}  // namespace cl
+''', ("opens `namespace cl`",)),
+    "line-directive": ObjectCase(LAB01, '''
+// Later lines would seem to come from a given header.
+#line 1 "matadd_launchers.cuh"
+namespace matadd {
+namespace {
+__attribute__((used)) void pause_a_little() { asm volatile("pause"); }
+}  // namespace
+}  // namespace matadd
+''', ("a #line or line-marker directive",)),
+    "pragma-redefine": ObjectCase(LAB01, '''
+#pragma redefine_extname harmless_name fsync
+''', ("#pragma redefine_extname",)),
+    # --- what honest students write: all of it must pass ----------------------------------------------
+    "honest-extras": honest(r'''__device__ unsigned int launches = 0;
 __device__ float twice(float x) { return 2.0f * x; }
 __global__ void count_launch_kernel() {
     asm volatile("membar.gl;");
     atomicAdd(&launches, 1U);
 }
-__attribute__((used)) void say(int step) { std::printf("step %d\\n", step); count_launch_kernel<<<1, 1>>>(); }
-''', before="#include <cstdio>\n"), ()),
+__attribute__((used)) void say(int step) { std::printf("step %d\n", step); count_launch_kernel<<<1, 1>>>(); }
+''', before="#include <cstdio>\n"),
+    "honest-anonymous-helpers": honest('''int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+__device__ float square(float x) { return x * x; }
+__global__ void square_kernel(float* data, int count) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) data[i] = square(data[i]);
+}
+__attribute__((used)) void square_all(float* data, int count) {
+    square_kernel<<<round_up(count, 256) / 256, 256>>>(data, count);
+}
+'''),
+    "honest-static-functions": ObjectCase(LAB01, '''
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static __device__ float halve(float x) { return 0.5f * x; }
+static __global__ void halve_kernel(float* data, int count) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) data[i] = halve(data[i]);
+}
+__attribute__((used)) static void halve_all(float* data, int count) {
+    halve_kernel<<<ceil_div(count, 128), 128>>>(data, count);
+}
+''', ()),
+    "honest-templates": ObjectCase(LAB01, '''
+#include <algorithm>
+#include <vector>
+namespace matadd {
+namespace {
+template <int kBlock>
+__global__ void fill_kernel(float* data, int count, float value) {
+    const int i = blockIdx.x * kBlock + threadIdx.x;
+    if (i < count) data[i] = value;
+}
+template <int kBlock>
+void fill(float* data, int count, float value) {
+    fill_kernel<kBlock><<<(count + kBlock - 1) / kBlock, kBlock>>>(data, count, value);
+}
+}  // namespace
+// A helper template outside the anonymous namespace, and the standard library's templates.
+template <class T>
+__attribute__((noinline)) T clamp_to(T value, T low, T high) { return std::min(std::max(value, low), high); }
+__attribute__((used)) int tidy(std::vector<int>& sizes, float* data) {
+    sizes.push_back(clamp_to(static_cast<int>(sizes.size()), 0, 1 << 20));
+    std::sort(sizes.begin(), sizes.end());
+    fill<128>(data, sizes.back(), 0.0f);
+    fill<256>(data, sizes.front(), 1.0f);
+    return clamp_to(sizes.back(), 1, 64);
+}
+}  // namespace matadd
+''', ()),
+    "honest-constexpr-tables": honest('''constexpr float kWeights[5] = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f};
+constexpr int kSizes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+__constant__ float c_weights[5];
+const char* const kNames[] = {"first", "second", "third"};
+static_assert(kSizes[10] == 1024, "the table of sizes ends at 1024");
+__attribute__((used)) float weigh(const float* x) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 5; ++i) sum += kWeights[i] * x[i];
+    cudaMemcpyToSymbol(c_weights, kWeights, sizeof kWeights);
+    return sum + static_cast<float>(kSizes[3]) + static_cast<float>(kNames[1][0]);
+}
+'''),
+    "honest-device-printf": honest(r'''__global__ void debug_kernel(const float* a, int count) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count && i % 1000 == 0) printf("a[%d] = %f (block %d)\n", i, a[i], blockIdx.x);
+}
+__attribute__((used)) void debug(const float* a, int count) {
+    debug_kernel<<<(count + 255) / 256, 256>>>(a, count);
+    std::printf("launched %d threads\n", count);
+    std::fflush(stdout);
+}
+''', before="#include <cstdio>\n"),
+    "honest-host-device-asm": honest('''__host__ __device__ unsigned int lane_or_zero() {
+#ifdef __CUDA_ARCH__
+    unsigned int lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+#else
+    return 0;
+#endif
+}
+__global__ void lanes_kernel(unsigned int* out) { out[threadIdx.x] = lane_or_zero(); }
+__attribute__((used)) unsigned int host_lane(unsigned int* out) {
+    lanes_kernel<<<1, 32>>>(out);
+    return lane_or_zero();
+}
+'''),
 }
 
 
@@ -273,6 +460,48 @@ class GpuCase:
     edits: tuple[tuple[str, str], ...]
     expect: str  # what the grade must show (gpu_fixtures.sh checks it)
     snippet: str = ""
+    edition: str = "solution"  # whose student file the case starts from: "solution" or "starter"
+
+
+# The attack of class 1 (issue 20), run for real: an untouched starter plus a weak definition of
+# rename(), which the harness calls (through the C library) each time it saves its results file.
+# The executable's own copy takes the library's place and writes a results file in which every step
+# passed in a microsecond. Graded with object_check "review", so that it runs: the grader's own
+# check of the outputs, against the reference's on the same inputs, must give it nothing.
+FORGED_BY_INTERPOSITION = r"""
+#include <cstdio>
+#include <cstdlib>
+
+// A fixture, not course code: what a hostile submission tried.
+extern "C" __attribute__((weak)) int rename(const char* from, const char* to) noexcept {
+    const char* seed = std::getenv("LAB_SEED");
+    std::FILE* out = seed != nullptr ? std::fopen(to, "w") : nullptr;
+    if (out == nullptr) return -1;
+    std::fprintf(out, "{\"schema\": \"cuda-labs-results/1\", \"lab\": \"01-matadd\", \"seed\": %s, \"steps\": [", seed);
+    for (int step = 1; step <= 5; ++step) {
+        std::fprintf(out, "%s{\"id\": \"%d\", \"name\": \"\", \"correctness\": {\"status\": \"passed\"}, "
+                     "\"perf\": {\"status\": \"passed\", \"time_ms\": 0.001}}", step > 1 ? ", " : "", step);
+    }
+    std::fprintf(out, "]}\n");
+    std::fclose(out);
+    std::remove(from);
+    return 0;
+}
+"""
+
+# The attack of class 3: the warp race of "warp-race", and a kernel that prints compute-sanitizer's
+# own failure messages, so that a grader reading the tool's text would take racecheck's finding for
+# a tool that could not work.
+SPOOFED_VERDICT = ("        sum += partial[tid + s];\n        __syncwarp();  // every lane has read level s ...\n"
+                   "        partial[tid] = sum;\n        __syncwarp();  // ... before any lane's write of level s is "
+                   "read at level s / 2\n",
+                   "        sum += partial[tid + s];\n        partial[tid] = sum;  // no __syncwarp: a race\n"
+                   "        if (blockIdx.x == 0 && tid == 0 && s == kWarpSize) {\n"
+                   "            printf(\"========= Error: Device not supported. Please refer to the \\\"Supported "
+                   "Devices\\\" section of the sanitizer documentation\\n\"\n"
+                   "                   \"========= Error: Target application terminated before first instrumented "
+                   "API call\\n\");\n"
+                   "        }\n")
 
 
 MEMOIZE = '''// A fixture, not course code: remembers the (output, size) it has already written and returns
@@ -331,7 +560,19 @@ GPU_CASES = {
                                         "    for (unsigned int s = blockDim.x / 2; s > 0; s /= 2) {\n"
                                         "        if (tid < s) partial[tid] += partial[tid + s];  // no barrier: a race\n    }"),),
                                "06 step 3 loses its correctness points (racecheck: a missing __syncthreads)"),
-    "forged-results": GpuCase(LAB01, (), "01 scores 0 before it runs: the object check names getenv/fopen and the "
+    "verdict-spoofing": GpuCase(LAB06, (('#include "reduction.hpp"\n', '#include "reduction.hpp"\n\n#include <cstdio>\n'),
+                                        SPOOFED_VERDICT),
+                                "06 steps 5, 6 and 7 lose their correctness points although a kernel prints the "
+                                "tool's failure messages (the verdict is racecheck's exit status)"),
+    "forged-by-interposition": GpuCase(LAB01, (), "01: every step 0 (graded with object_check review, so that it runs): "
+                                                  "the outputs it dumped are not the reference's",
+                                       FORGED_BY_INTERPOSITION, edition="starter"),
+    "honest-printf": GpuCase(LAB01, (('#include "matadd.hpp"\n', '#include "matadd.hpp"\n\n#include <cstdio>\n'),
+                                     ("if (i < count) c[i] = a[i] + b[i];",
+                                      "if (i == 0 && count > 0) printf(\"debug: a[0] + b[0] = %f\\n\", a[0] + b[0]);\n"
+                                      "    if (i < count) c[i] = a[i] + b[i];"),),
+                             "01 full marks: a kernel's debugging printf changes nothing"),
+    "forged-results": GpuCase(LAB01, (), "01 scores 0 before it runs: the integrity check names getenv/fopen and the "
                                          "static initializer", FORGED_RESULTS),
     "planted-link": GpuCase(LAB01, (), "01 scores 0 (graded with object_check review): no results through the links; "
                                        "the secret is in no report; the grader does not hang", PLANTED_LINK),
@@ -345,7 +586,7 @@ def make_gpu(course: Course, out: Path, names: list[str] | None = None) -> dict[
         if names is not None and name not in names:
             continue
         lab = labs[case.lab]
-        files = _lab_files(course, lab, "solution")
+        files = _lab_files(course, lab, case.edition)
         rel = f"labs/{lab.name}/{lab.student_files[0]}"
         for old, new in case.edits:
             files[rel] = _replace(files[rel], old, new)

@@ -1,22 +1,26 @@
 # SPDX-License-Identifier: MIT
-"""Grading one submission: take its lab files, build each lab on its own, check the compiled
-student object, run the harness (correctness, the sanitizers, perf), score."""
+"""Grading one submission: each lab goes through one pipeline of stages (take the files, build,
+integrity, correctness, sanitizers, speed, score); each stage returns an outcome that the next
+reads, or a Stop that ends the lab with its state and reason (Grader.grade_lab)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import objcheck, runner, safeio, sanitizers
+from . import dumps, integrity, runner, safeio, sanitizers, sourcecheck
 from .archive import Limits
 from .config import Config, parse_size
 from .course import Course, Lab, copy_files
-from .objcheck import ObjectCheckError, ObjectFacts
+from .objcheck import ObjectCheckError
+from .safeio import clean_line
 from .sandbox import Sandbox
 from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, score_step, zero_steps
 from .seeds import Seeds
@@ -25,15 +29,19 @@ from .submission import LabFiles, Taken, scan_for_review, take, write_lab_files
 # Never copied into a student's build tree: the build needs none of it, and a submission's
 # #include must not find the solutions or the grader's files.
 STAGING_EXCLUDE = ["solutions/", "grading/", "docs/", ".ci/", ".devkit/", ".github/"]
-OBJECT_MAX = 256 << 20
-COMPILE_COMMANDS_MAX = 64 << 20
 SANITIZER_LOG_HEAD = 2 << 20
+VERBOSE = True  # the grader's progress lines (__main__ turns them off where nobody watches)
 
 
-def log(message: str) -> None:
-    print(f"[grading] {message}", file=sys.stderr, flush=True)
+def log(message: str, detail: bool = False) -> None:
+    """One line of the grader's log (control characters removed: it quotes submissions). detail:
+    a progress line, left out when not VERBOSE."""
+    if detail and not VERBOSE:
+        return
+    print(f"[grading] {clean_line(message)}", file=sys.stderr, flush=True)
 
 
+# --- the reference: the course's own code -------------------------------------------------------
 @dataclass
 class ReferenceLab:
     ok: bool
@@ -54,19 +62,25 @@ class ReferenceLab:
             return None
         return self.perf.steps[step_id].perf
 
+    @property
+    def roof(self) -> dict | None:
+        return self.perf.roof if self.perf is not None else None
+
     def usable_sanitizers(self) -> list[str]:
         return [tool for tool, why in self.sanitizers.items() if not why]
 
 
 class Reference:
     """The course's own code, trusted: the reference solutions (built once, outside the sandbox,
-    in a folder no student run binds, and run once per lab in this grading run, on this GPU),
-    and the starters' objects that a student's object is compared with."""
+    in a folder no student run binds, and run in this grading run, on this GPU: once per lab, and
+    on each submission's seed for the output check), and the starters (built the same way) that a
+    student's build is compared with."""
 
     def __init__(self, course: Course, directory: Path, sandbox: Sandbox, config: Config, gpu_arch: str):
         self.course, self.directory, self.sandbox, self.config, self.gpu_arch = course, directory, sandbox, config, gpu_arch
         self.labs: dict[str, ReferenceLab] = {}
-        self.baselines: dict[str, dict[str, ObjectFacts] | str] = {}
+        self.starters: dict[str, integrity.Starter | str] = {}
+        self.dumps: dict[tuple[str, int, bool], tuple[dict, str]] = {}
 
     def get(self, lab: Lab) -> ReferenceLab:
         if lab.name not in self.labs:
@@ -85,15 +99,16 @@ class Reference:
         if build_dir.exists():
             shutil.rmtree(build_dir)
         build_dir.parent.mkdir(parents=True, exist_ok=True)
-        log(f"building the reference of {lab.name}")
+        log(f"building the reference of {lab.name}", detail=True)
         result = runner.build(None, self.course.root, build_dir, lab, "solution", self.gpu_arch,
                               self.config.limits["build_timeout_s"], self.directory / lab.name / "build.log")
         if result.ok:
             stamp.write_text(self.gpu_arch)
         return result
 
-    def _run(self, lab: Lab, exe: Path, suite: str, work: Path, timeout: float, name: str, **kw):
-        seed = Seeds().for_run("reference", lab.name, "")
+    def _run(self, lab: Lab, exe: Path, suite: str, work: Path, timeout: float, name: str, seed: int | None = None,
+             **kw):
+        seed = seed if seed is not None else Seeds().for_run("reference", lab.name, "")
         return runner.run_harness(self.sandbox, exe, lab, seed, suite, work, timeout, [self.build_dir(lab)],
                                   trusted=True, log_path=self.directory / lab.name / f"{name}.log", **kw)
 
@@ -105,7 +120,7 @@ class Reference:
             return ReferenceLab(False, f"the reference solution does not build: {built.reason}")
         work = Path(tempfile.mkdtemp(prefix=f"reference-{lab.name}-", dir=self.directory))
         timeout = self.config.limits["run_timeout_s"]
-        log(f"running the reference of {lab.name}")
+        log(f"running the reference of {lab.name}", detail=True)
         correctness, _ = self._run(lab, built.exe, "correctness", work, timeout, "correctness")
         if correctness.outcome == "no_gpu":
             return ReferenceLab(False, correctness.reason, no_gpu=True, correctness=correctness)
@@ -121,29 +136,54 @@ class Reference:
         self._calibrate_sanitizers(lab, built.exe, work, reference)
         return reference
 
+    def outputs(self, lab: Lab, seed: int, guard_bands: bool = True) -> tuple[dict, str]:
+        """The reference's output dump on `seed` (the correctness suite), and a problem ('' if none).
+        guard_bands False: as under compute-sanitizer (LAB_GUARD_BANDS=0), where a harness may leave
+        out its largest cases."""
+        key = (lab.name, seed, guard_bands)
+        if key not in self.dumps:
+            built = self.build(lab)
+            work = Path(tempfile.mkdtemp(prefix=f"outputs-{lab.name}-", dir=self.directory))
+            run, _ = self._run(lab, built.exe, "correctness", work, self.config.limits["run_timeout_s"],
+                               "outputs", seed=seed, dump=True,
+                               extra_env=None if guard_bands else {"LAB_GUARD_BANDS": "0"})
+            problem = run.reason if run.outcome != "ok" else run.dump_problem
+            if not problem and any(not s.correctness or s.correctness["status"] != "passed" for s in run.steps.values()):
+                problem = "the reference solution fails a step on these inputs"
+            self.dumps[key] = (run.dump, problem)
+            shutil.rmtree(work, ignore_errors=True)
+        return self.dumps[key]
+
     def _calibrate_sanitizers(self, lab: Lab, exe: Path, work: Path, reference: ReferenceLab) -> None:
         """Each configured tool, on the reference's first step: whether it works on this machine
-        (and finds nothing in the reference). A tool that does not is not used, with a warning."""
+        (and finds nothing in the reference, and lets the step run: its outputs are recorded). A
+        tool that does not is not used, with a warning; one that does is trusted on every
+        student's build, where it can no longer "fail"."""
         tools = self.config.sanitizers["tools"]
         if not tools:
             return
         tool_path = Sandbox._which("compute-sanitizer")
         first = reference.correctness.order[0] if reference.correctness and reference.correctness.order else None
+        seed = Seeds().for_run("calibration", lab.name, "")
+        expected, _ = self.outputs(lab, seed, guard_bands=False) if first else ({}, "")
         for tool in tools:
             if tool_path is None:
                 reference.sanitizers[tool] = "compute-sanitizer is not installed"
                 continue
             run, result = self._run(lab, exe, "correctness", work, self.config.limits["sanitizer_timeout_s"],
-                                    f"calibrate-{tool}", wrapper=sanitizers.command(tool_path, tool, []),
+                                    f"calibrate-{tool}", seed=seed, wrapper=sanitizers.command(tool_path, tool, []),
                                     extra_args=[f"--step={first}"] if first else [],
-                                    extra_env={"LAB_GUARD_BANDS": "0"}, tag=f"-{tool}")
-            outcome = sanitizers.parse(tool, _head(result), result.returncode, result.timed_out)
+                                    extra_env={"LAB_GUARD_BANDS": "0"}, tag=f"-{tool}", dump=True)
+            outcome = sanitizers.parse(tool, _head(result), result.returncode, result.timed_out, trusted=True)
             if outcome.tool_failed:
                 reference.sanitizers[tool] = f"{tool} does not work on this machine: {outcome.tool_failed}"
             elif outcome.timed_out:
                 reference.sanitizers[tool] = f"{tool} ran the reference's step {first} for longer than the limit"
             elif outcome.found:
                 reference.sanitizers[tool] = f"the reference solution itself fails {tool}: {outcome.first()}"
+            elif first and dumps.check_step(first, run.dump, expected):
+                reference.sanitizers[tool] = (f"under {tool}, the reference's step {first} did not run as it does "
+                                              f"alone ({dumps.check_step(first, run.dump, expected)})")
             else:
                 reference.sanitizers[tool] = ""
             if reference.sanitizers[tool]:
@@ -165,48 +205,46 @@ class Reference:
         step = run.steps.get(first)
         return run.outcome == "ok" and bool(step and step.correctness and step.correctness["status"] == "passed")
 
-    def baseline(self, lab: Lab) -> dict[str, ObjectFacts]:
-        """The untouched starter's object facts, per student file (compiled .cu files only), built
-        like a student's (meson's flags) but from the course's own files, outside the sandbox."""
-        if lab.name not in self.baselines:
+    def starter(self, lab: Lab) -> integrity.Starter:
+        """The untouched starter: its student files' objects, the other objects of its build and
+        its harness executable, built like a student's (meson's flags) but from the course's own
+        files, outside the sandbox. ObjectCheckError when it cannot be built or read."""
+        if lab.name not in self.starters:
             try:
-                self.baselines[lab.name] = self._make_baseline(lab)
+                self.starters[lab.name] = self._make_starter(lab)
             except ObjectCheckError as error:
-                self.baselines[lab.name] = str(error)
-        found = self.baselines[lab.name]
+                self.starters[lab.name] = str(error)
+        found = self.starters[lab.name]
         if isinstance(found, str):
             raise ObjectCheckError(found)
         return found
 
-    def _make_baseline(self, lab: Lab) -> dict[str, ObjectFacts]:
-        (self.directory / lab.name).mkdir(parents=True, exist_ok=True)
-        # A folder of this process's own: grading runs in parallel (a cluster's tasks) may share the
-        # reference folder.
-        build_dir = Path(tempfile.mkdtemp(prefix="starter-", dir=self.directory / lab.name))
-        try:
-            return self._compile_baseline(lab, build_dir)
-        finally:
-            shutil.rmtree(build_dir, ignore_errors=True)
-
-    def _compile_baseline(self, lab: Lab, build_dir: Path) -> dict[str, ObjectFacts]:
-        timeout = self.config.limits["build_timeout_s"]
-        setup = runner._run(None, runner.meson_setup_args(build_dir, self.course.root, lab, "starter", self.gpu_arch),
-                            self.course.root, timeout, (), (), None, None)
-        if setup.returncode != 0:
-            raise ObjectCheckError(f"the starter of {lab.name} does not configure: {setup.output[-300:]}")
-        entries = objcheck.compile_entries((build_dir / "compile_commands.json").read_text())
-        wanted = {os.path.realpath(self.course.root / "labs" / lab.name / f): f for f in lab.student_files}
-        outputs = {wanted[os.path.realpath(e.source)]: e.output for e in entries
-                   if os.path.realpath(e.source) in wanted}
-        if not outputs:
-            return {}
-        built = runner._run(None, ["ninja", "-C", str(build_dir), *outputs.values()], self.course.root, timeout, (), (),
-                            None, None)
-        if built.returncode != 0:
-            raise ObjectCheckError(f"the starter of {lab.name} does not compile: {built.output[-300:]}")
-        return {name: objcheck.analyse(build_dir / output) for name, output in outputs.items()}
+    def _make_starter(self, lab: Lab) -> integrity.Starter:
+        """Built once into directory/<lab>/starter (build-reference does it ahead of time), in a
+        folder of this process's own first: grading runs in parallel (a cluster's tasks) may share
+        the reference folder, and the first to finish puts its build in place."""
+        final = self.directory / lab.name / "starter"
+        stamp = final / ".grading-arch"
+        if not (stamp.is_file() and stamp.read_text() == self.gpu_arch):
+            (self.directory / lab.name).mkdir(parents=True, exist_ok=True)
+            build_dir = Path(tempfile.mkdtemp(prefix="starter-", dir=self.directory / lab.name))
+            log(f"building the starter of {lab.name} (the integrity check's baseline)", detail=True)
+            built = runner.build(None, self.course.root, build_dir, lab, "starter", self.gpu_arch,
+                                 self.config.limits["build_timeout_s"], self.directory / lab.name / "starter-build.log")
+            if not built.ok:
+                shutil.rmtree(build_dir, ignore_errors=True)
+                raise ObjectCheckError(f"the starter of {lab.name} does not build: {built.reason}")
+            (build_dir / ".grading-arch").write_text(self.gpu_arch)
+            if final.exists() and not (stamp.is_file() and stamp.read_text() == self.gpu_arch):
+                shutil.rmtree(final, ignore_errors=True)  # an old one (another GPU), or an unfinished one
+            try:
+                os.rename(build_dir, final)
+            except OSError:  # another process put its own in place meanwhile: the same files
+                shutil.rmtree(build_dir, ignore_errors=True)
+        return integrity.starter_facts(final, self.course.root, lab)
 
 
+# --- one submission ---------------------------------------------------------------------------------
 @dataclass
 class SubmissionGrade:
     submission_id: str
@@ -232,6 +270,70 @@ class SubmissionGrade:
         return all(lab.state != NOT_GRADED for lab in self.labs)
 
 
+# --- what the stages hand on --------------------------------------------------------------------------
+@dataclass
+class Stop:
+    """Grading the lab ends here: its state, its reason, and the reason each step shows."""
+    state: str
+    reason: str
+    step_reason: str | None = None
+
+
+@dataclass
+class LabRun:
+    """One lab of one submission, as it goes through the stages."""
+    lab: Lab
+    submission_id: str
+    logs_dir: Path
+    grade: LabGrade
+    uid: int | None = None
+    digest: str = ""  # of the lab's files (keyed seeds)
+
+
+@dataclass
+class Folders:
+    """The lab's scratch folder: the build's sources (the grader's), and what the sandboxed user
+    writes (build, home, run, tmp), on a size-limited tmpfs where the grader can mount one."""
+    root: Path
+
+    @property
+    def src(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def build(self) -> Path:
+        return self.root / "build"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def run(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+
+@dataclass
+class Correctness:
+    """The correctness run, its verdicts checked by the grader; `expected`: the reference's output
+    dump on the same seed."""
+    run: runner.HarnessRun
+    expected: dict
+
+    def passed(self) -> list[str]:
+        return [i for i, s in self.run.steps.items() if s.correctness and s.correctness["status"] == "passed"]
+
+
+@dataclass
+class Timing:
+    steps: dict = field(default_factory=dict)  # step id -> runner.StepResult of the perf run
+    reason: str = ""  # why there are no perf records
+
+
 class Grader:
     def __init__(self, course: Course, config: Config, sandbox: Sandbox, reference: Reference, seeds: Seeds,
                  gpu_arch: str, scratch_root: Path, keep_scratch: bool = False):
@@ -240,18 +342,27 @@ class Grader:
         self.scratch_root = scratch_root
         self.edition = course.edition_files(config.student_edition_exclude)
         self.given: dict[str, set[str]] = {}
+        self.warnings: list[str] = []
+        # Run, home and temp folders on a tmpfs of limits.scratch_max, where the grader (root) can
+        # mount one; --keep-scratch keeps them on disk instead (a tmpfs would go with its unmount).
+        self.tmpfs = os.geteuid() == 0 and not keep_scratch and shutil.which("mount") is not None
+        if os.geteuid() != 0:
+            self.warnings.append("the run folders are on disk, limited per file only (a size-limited tmpfs needs "
+                                 "the grader to run as root)")
         limits = config.limits
         self.read_limits = Limits(total_bytes=parse_size(limits["submission_max"]),
                                   entries=int(limits["submission_entries"]),
                                   timeout_s=float(limits["submission_timeout_s"]),
                                   submission_bytes=parse_size(limits["submission_max"]))
 
-    def grade(self, submission: Path, submission_id: str, labs: list[Lab], logs_dir: Path) -> SubmissionGrade:
+    def grade(self, submission: Path, submission_id: str, labs: list[Lab], logs_dir: Path,
+              progress=None) -> SubmissionGrade:
         result = SubmissionGrade(submission_id, str(submission), seed_mode=self.seeds.mode,
                                  sandbox=self.sandbox.describe(), warnings=list(self.sandbox.warnings))
         start = time.monotonic()
         try:
-            result.taken = take(submission, self.course, labs, self.edition, self.read_limits)
+            result.taken = take(submission, self.course, labs, self.edition, self.read_limits,
+                                reader=self.sandbox.reader_identity())
         except Exception as error:  # whatever reading it raised: graded as unreadable, with the reason
             result.taken = Taken(kind="unreadable", root="", layout="repository", error=f"{error!r}")
             for lab in labs:
@@ -270,14 +381,270 @@ class Grader:
                 log(f"grader error in {lab.name}: {error!r}")
             grade.seconds = time.monotonic() - lab_start
             result.labs.append(grade)
-            log(f"{submission_id} {lab.name}: {grade.state} {grade.score:g}/{grade.max_score:g} {grade.reason}")
+            log(f"{submission_id} {lab.name}: {grade.state} {grade.score:g}/{grade.max_score:g} {grade.reason}",
+                detail=True)
+            if progress is not None:
+                progress(lab)
         for lab in labs:
             reference = self.reference.labs.get(lab.name)
             if reference is not None:
                 result.warnings += [w for w in reference.warnings if w not in result.warnings]
+        result.warnings += [w for w in self.warnings if w not in result.warnings]
         result.seconds = time.monotonic() - start
         return result
 
+    # --- the pipeline -----------------------------------------------------------------------------
+    def grade_lab(self, lab: Lab, taken: Taken, submission_id: str, logs_dir: Path) -> LabGrade:
+        run = LabRun(lab, submission_id, logs_dir, LabGrade(lab.name, lab.title, GRADED))
+        files = self.take_files(run, taken)
+        if isinstance(files, Stop):
+            return self.stopped(run, files)
+        with self.scratch(run) as folders:
+            built = self.build(run, files, folders)
+            if isinstance(built, Stop):
+                return self.stopped(run, built)
+            checked = self.check_integrity(run, files, folders)
+            if isinstance(checked, Stop):
+                return self.stopped(run, checked)
+            reference = self.reference_of(run)
+            if isinstance(reference, Stop):
+                return self.stopped(run, reference)
+            correctness = self.check_correctness(run, built, folders, reference)
+            if isinstance(correctness, Stop):
+                return self.stopped(run, correctness, reference)
+            sanitized = self.sanitize(run, built, folders, correctness, reference)
+            if isinstance(sanitized, Stop):
+                return self.stopped(run, sanitized, reference)
+            timing = self.time_steps(run, built, folders, sanitized)
+            return self.score(run, reference, sanitized, timing)
+
+    def take_files(self, run: LabRun, taken: Taken) -> LabFiles | Stop:
+        """The lab's files from the submission (the reader took them), and review flags for what a
+        lab never needs."""
+        files = taken.labs.get(run.lab.name) or LabFiles(run.lab.name, problems=["the submission could not be read"])
+        if files.missing and not files.problems:
+            return Stop(NOT_SUBMITTED, "not submitted: " + ", ".join(f"labs/{run.lab.name}/{m}" for m in files.missing)
+                        + " missing")
+        if files.problems:
+            return Stop(FAILED, "; ".join(files.problems))
+        for name, data in files.files.items():
+            run.grade.review_flags += [f"{name}: {flag}" for flag in scan_for_review(data)]
+        run.digest = files.digest()
+        return files
+
+    def build(self, run: LabRun, files: LabFiles, folders: Folders) -> runner.Build | Stop:
+        """The course's build of the lab with the student's files, in the sandbox as a fresh
+        unprivileged user."""
+        copy_files(self.course.root, self.course.staging_files(run.lab, STAGING_EXCLUDE
+                                                               + self.config.student_edition_exclude), folders.src)
+        write_lab_files(files, folders.src / "labs" / run.lab.name)
+        run.uid = self.sandbox.fresh_uid()
+        for folder in (folders.build, folders.home, folders.run, folders.tmp):
+            folder.mkdir()
+            if run.uid is not None:
+                os.chown(folder, run.uid, self.sandbox.gid, follow_symlinks=False)  # empty, just made
+        log(f"{run.submission_id} {run.lab.name}: building", detail=True)
+        built = runner.build(self.sandbox, folders.src, folders.build, run.lab, "starter", self.gpu_arch,
+                             self.config.limits["build_timeout_s"], run.logs_dir / f"{run.lab.name}-build.log",
+                             rw=[folders.build, folders.home, folders.tmp], ro=[folders.src],
+                             env={"HOME": str(folders.home), "TMPDIR": str(folders.tmp)}, uid=run.uid)
+        run.grade.build_log = built.log[-6000:]
+        if not built.ok and built.infrastructure:
+            # meson setup reads only the course's files: when it fails, the grader's machine is at fault.
+            return Stop(NOT_GRADED, f"not graded: {built.reason} (a problem of the grading machine)")
+        if not built.ok:
+            return Stop(FAILED, built.reason, f"lab not run: {built.reason}")
+        return built
+
+    def check_integrity(self, run: LabRun, files: LabFiles, folders: Folders) -> None | Stop:
+        """The student's preprocessed source, object and linked harness against the starter's
+        (grading/integrity.py), before anything of the student's runs."""
+        try:
+            starter = self.reference.starter(run.lab)
+        except ObjectCheckError as error:
+            return Stop(NOT_GRADED, f"not graded: the starter could not be built or read ({error}) (a problem of the "
+                                    "grading machine or the course)")
+        log(f"{run.submission_id} {run.lab.name}: integrity check", detail=True)
+        settings = self.config.object_check
+        tools = integrity.Tools(self.sandbox, run.uid, folders.build, folders.src, float(settings["timeout_s"]))
+        outcome = integrity.check(run.lab, files.files, folders.src, folders.build, starter, self._given_names(run.lab),
+                                  tools, parse_size(settings["code_max"]))
+        run.grade.review_flags += outcome.flags
+        if outcome.failure:
+            return Stop(FAILED, outcome.failure, "lab scored 0: the compiled file could not be checked")
+        if not outcome.violations:
+            return None
+        run.grade.review_flags += outcome.violations
+        if settings["on_violation"] != "zero_lab":
+            return None
+        more = f" (and {len(outcome.violations) - 1} more, below)" if len(outcome.violations) > 1 else ""
+        return Stop(FAILED, outcome.violations[0] + more, "lab scored 0: the compiled file does what this lab does not "
+                                                          "allow")
+
+    def reference_of(self, run: LabRun) -> "ReferenceLab | Stop":
+        reference = self.reference.get(run.lab)
+        if not reference.ok:
+            return Stop(NOT_GRADED, reference.reason if reference.no_gpu else f"not graded: {reference.reason}")
+        return reference
+
+    def check_correctness(self, run: LabRun, built: runner.Build, folders: Folders,
+                          reference: ReferenceLab) -> Correctness | Stop:
+        """The correctness run, on a fresh secret seed; then the grader's own check of every step the
+        harness says passed: its outputs (the dump) against the reference solution's on that seed."""
+        lab = run.lab
+        run.grade.seed = seed = self.seeds.for_run(run.submission_id, lab.name, run.digest)
+        log(f"{run.submission_id} {lab.name}: correctness run", detail=True)
+        student, _ = runner.run_harness(self.sandbox, built.exe, lab, seed, "correctness", folders.run,
+                                        self.config.limits["run_timeout_s"], ro=[folders.build],
+                                        log_path=run.logs_dir / f"{lab.name}-correctness.log", uid=run.uid, dump=True)
+        run.grade.output = student.output[-6000:]
+        run.grade.device = student.device
+        if student.outcome == "no_gpu":
+            if self.reference.gpu_works(lab):
+                return Stop(FAILED, "the harness reported no usable GPU (exit status 77), although the reference "
+                                    "solution runs on this GPU: scored 0")
+            return Stop(NOT_GRADED, student.reason)
+        if student.outcome != "ok":
+            return Stop(FAILED, student.reason, f"lab scored 0: {student.reason}")
+        expected, problem = self.reference.outputs(lab, seed)
+        if problem:
+            return Stop(NOT_GRADED, f"not graded: the reference solution could not run on this submission's inputs "
+                                    f"({problem}) (a problem of the grading machine or the course)")
+        for step_id, step in student.steps.items():
+            if not step.correctness or step.correctness["status"] != "passed":
+                continue
+            why = dumps.check_step(step_id, student.dump, expected)
+            if why:
+                if student.dump_problem and not student.dump:
+                    why += f" ({student.dump_problem})"
+                step.correctness = {"status": "wrong", "message": f"the harness reported it passed, but the grader's "
+                                                                  f"check of its outputs against the reference "
+                                                                  f"solution's on the same inputs failed: {why}"}
+                run.grade.review_flags.append(f"step {step_id}: reported as passed, but its outputs do not match the "
+                                              f"reference solution's on the same inputs ({why}): the run's results "
+                                              "do not describe what its kernels computed (read the file)")
+        return Correctness(student, expected)
+
+    def sanitize(self, run: LabRun, built: runner.Build, folders: Folders, correctness: Correctness,
+                 reference: ReferenceLab) -> Correctness | Stop:
+        """The correctness suite under each tool that works on the reference (calibrated once per
+        lab). A finding: the tool's exit status (never its text), a run that ended abnormally, or a
+        run that did not get to a step's outputs (it ended before the tool could see them). A step
+        with a finding loses its correctness (on_finding fail_step) or gets a review flag."""
+        passed = correctness.passed()
+        if not passed or not reference.usable_sanitizers():
+            return correctness
+        settings = self.config.sanitizers
+        tool_path = Sandbox._which("compute-sanitizer")
+        budget = float(self.config.limits["sanitizer_timeout_s"])
+        found: dict[str, str] = {}  # step id -> first finding
+        lab, grade = run.lab, run.grade
+        # What the steps must give under a tool: the reference's outputs on the same seed, with the
+        # guard bands off as they are under the tools (a harness may leave out its largest cases).
+        expected, problem = self.reference.outputs(lab, grade.seed, guard_bands=False)
+        if problem:
+            return Stop(NOT_GRADED, f"not graded: the reference solution could not run on this submission's inputs "
+                                    f"without guard bands ({problem}) (a problem of the grading machine or the course)")
+
+        def under(tool: str, step: str | None, left: float) -> sanitizers.Outcome:
+            tag = f"-{tool}" + (f"-step{step}" if step else "")
+            harness, result = runner.run_harness(
+                self.sandbox, built.exe, lab, grade.seed, "correctness", folders.run, left, ro=[folders.build],
+                log_path=run.logs_dir / f"{lab.name}{tag}.log", uid=run.uid,
+                wrapper=sanitizers.command(tool_path, tool, []), extra_args=[f"--step={step}"] if step else [],
+                extra_env={"LAB_GUARD_BANDS": "0"}, tag=tag, dump=True)
+            outcome = sanitizers.parse(tool, _head(result), result.returncode, result.timed_out)
+            if not outcome.found and not outcome.timed_out:
+                for checked in ([step] if step else passed):
+                    why = dumps.check_step(checked, harness.dump, expected)
+                    if why:
+                        outcome.incomplete = f"{tool}: under the tool, step {checked} did not give its outputs ({why})"
+                        break
+            return outcome
+
+        for tool in reference.usable_sanitizers():
+            start = time.monotonic()
+            log(f"{grade.lab}: correctness run under {tool}", detail=True)
+            whole = under(tool, None, budget)
+            if whole.timed_out:
+                why = f"the correctness run under {tool} took longer than {budget:.0f} s"
+                if settings["on_timeout"] == "fail_lab":
+                    return Stop(FAILED, why, f"lab scored 0: {why}")
+                grade.review_flags.append(why + ": not checked by it")
+                continue
+            if not whole.found:
+                continue
+            if len(correctness.run.order) == 1:
+                found.setdefault(correctness.run.order[0], whole.first())
+                continue
+            reproduced = False
+            for step in [s for s in passed if s not in found]:
+                left = budget - (time.monotonic() - start)
+                if left < 5:
+                    grade.review_flags.append(f"{tool}: no time left to find which step has the error: "
+                                              f"{whole.first()}")
+                    break
+                single = under(tool, step, left)
+                if single.found:
+                    found[step] = single.first()
+                    reproduced = True
+            if not reproduced:
+                grade.review_flags.append(f"{tool} found errors in the whole correctness run but in no step that "
+                                          f"passed on its own: {whole.first()}")
+        for step, finding in found.items():
+            if settings["on_finding"] == "fail_step":
+                correctness.run.steps[step].correctness = {"status": "sanitizer", "message": finding}
+            else:
+                grade.review_flags.append(f"step {step}: {finding}")
+        return correctness
+
+    def time_steps(self, run: LabRun, built: runner.Build, folders: Folders, correctness: Correctness) -> Timing:
+        """The perf run, if any step is still correct."""
+        if not correctness.passed():
+            return Timing(reason="no perf run: no step passed correctness")
+        log(f"{run.submission_id} {run.lab.name}: perf run", detail=True)
+        perf, _ = runner.run_harness(self.sandbox, built.exe, run.lab, run.grade.seed, "perf", folders.run,
+                                     self.config.limits["run_timeout_s"], ro=[folders.build],
+                                     log_path=run.logs_dir / f"{run.lab.name}-perf.log", uid=run.uid)
+        run.grade.output += "\n" + perf.output[-6000:]
+        if perf.outcome == "ok":
+            return Timing(perf.steps)
+        if perf.outcome == "no_gpu":
+            return Timing(reason="the perf run reported no usable GPU, although the correctness run had one")
+        return Timing(reason=f"the perf run failed: {perf.reason}")
+
+    def score(self, run: LabRun, reference: ReferenceLab, correctness: Correctness, timing: Timing) -> LabGrade:
+        """Points per step: correctness, then speed relative to the reference (within what is
+        plausible), and the lab's verdict on a sticky CUDA error."""
+        grade, steps = run.grade, correctness.run.steps
+        for step_id, name in reference.step_list():
+            student = steps.get(step_id)
+            step = score_step(step_id, name, self.config.step_rule(run.lab.name, step_id),
+                              student.correctness if student else None,
+                              timing.steps[step_id].perf if step_id in timing.steps else None,
+                              reference.perf_of(step_id), timing.reason, reference.roof)
+            grade.review_flags += step.review
+            grade.steps.append(step)
+        broken = [s for s in steps.values() if s.correctness and s.correctness["status"] == "error"]
+        sticky = any(s.correctness and s.correctness["status"] == "skipped" for s in steps.values())
+        if sticky and self.config.data["on_sticky_error"] == "zero_lab":
+            # A sticky CUDA error (illegal address, trap) breaks the process's context: the lab scores 0.
+            cause = broken[0].correctness["message"] if broken else "a step broke the GPU context"
+            grade.state, grade.reason = FAILED, f"a sticky CUDA error left the GPU unusable: {cause}"
+            for step in grade.steps:
+                step.reasons.insert(0, "lab scored 0: sticky CUDA error")
+        return grade
+
+    def stopped(self, run: LabRun, stop: Stop, reference: ReferenceLab | None = None) -> LabGrade:
+        """The lab's grade when a stage ended it: every step at 0 with the reason (the steps as the
+        reference knows them)."""
+        grade = run.grade
+        grade.state, grade.reason = stop.state, stop.reason
+        reference = reference if reference is not None else self.reference.get(run.lab)
+        grade.steps = zero_steps(self._steps_known(run.lab, reference), stop.step_reason or stop.reason)
+        return grade
+
+    # --- helpers ------------------------------------------------------------------------------------
     def _steps_known(self, lab: Lab, reference) -> list:
         """(id, name, rule, timed) of every step, from the reference run; without one (no GPU), from
         the ids listed in grading.json, if any."""
@@ -287,247 +654,51 @@ class Grader:
         listed = self.config.data["labs"].get(lab.name, {}).get("step_ids", [])
         return [(str(i), "", self.config.step_rule(lab.name, str(i)), True) for i in listed]
 
-    def _zero(self, grade: LabGrade, lab: Lab, state: str, reason: str, step_reason: str | None = None,
-              reference=None) -> LabGrade:
-        grade.state, grade.reason = state, reason
-        reference = reference if reference is not None else self.reference.get(lab)
-        grade.steps = zero_steps(self._steps_known(lab, reference), step_reason or reason)
-        return grade
-
-    def grade_lab(self, lab: Lab, taken: Taken, submission_id: str, logs_dir: Path) -> LabGrade:
-        files = taken.labs.get(lab.name) or LabFiles(lab.name, problems=["the submission could not be read"])
-        grade = LabGrade(lab.name, lab.title, GRADED)
-        if files.missing or files.problems:
-            state = NOT_SUBMITTED if files.missing and not files.problems else FAILED
-            reason = ("not submitted: " + ", ".join(f"labs/{lab.name}/{m}" for m in files.missing) + " missing"
-                      if files.missing and not files.problems else "; ".join(files.problems))
-            return self._zero(grade, lab, state, reason)
-        for name, data in files.files.items():
-            grade.review_flags += [f"{name}: {flag}" for flag in scan_for_review(data)]
-        scratch = Path(tempfile.mkdtemp(prefix=f"{lab.name}-", dir=self.scratch_root))
-        os.chmod(scratch, 0o711)  # the grader's: a run can use its own folders below, never rename them
-        try:
-            return self._build_and_run(lab, files, submission_id, scratch, logs_dir, grade)
-        finally:
-            if not self.keep_scratch:
-                shutil.rmtree(scratch, ignore_errors=True)  # rmtree never follows a link it meets
-
-    def _build_and_run(self, lab, files, submission_id, scratch, logs_dir, grade) -> LabGrade:
-        src, build_dir, home, run_dir, tmp = (scratch / n for n in ("src", "build", "home", "run", "tmp"))
-        copy_files(self.course.root, self.course.staging_files(lab, STAGING_EXCLUDE + self.config.student_edition_exclude),
-                   src)
-        write_lab_files(files, src / "labs" / lab.name)
-        uid = self.sandbox.fresh_uid()
-        for folder in (build_dir, home, run_dir, tmp):
-            folder.mkdir()
-            if uid is not None:
-                os.chown(folder, uid, self.sandbox.gid, follow_symlinks=False)  # empty, just made: nothing to follow
-
-        log(f"{submission_id} {lab.name}: building")
-        built = runner.build(self.sandbox, src, build_dir, lab, "starter", self.gpu_arch,
-                             self.config.limits["build_timeout_s"], logs_dir / f"{lab.name}-build.log",
-                             rw=[build_dir, home, tmp], ro=[src], env={"HOME": str(home), "TMPDIR": str(tmp)},
-                             uid=uid)
-        grade.build_log = built.log[-6000:]
-        if not built.ok and built.infrastructure:
-            # meson setup reads only the course's files: when it fails, the grader's machine is at fault.
-            return self._zero(grade, lab, NOT_GRADED, f"not graded: {built.reason} (a problem of the grading machine)")
-        if not built.ok:
-            return self._zero(grade, lab, FAILED, built.reason, f"lab not run: {built.reason}")
-
-        try:
-            violations = self._object_check(lab, files, src, build_dir)
-        except (ObjectCheckError, OSError, ValueError) as error:
-            return self._zero(grade, lab, NOT_GRADED, f"not graded: the compiled file could not be checked ({error}) "
-                              "(a problem of the grading machine)")
-        if violations:
-            if self.config.object_check["on_violation"] == "zero_lab":
-                grade.review_flags += violations
-                more = f" (and {len(violations) - 1} more, below)" if len(violations) > 1 else ""
-                return self._zero(grade, lab, FAILED, violations[0] + more,
-                                  "lab scored 0: the compiled file does what this lab does not allow")
-            grade.review_flags += violations
-
-        reference = self.reference.get(lab)
-        if not reference.ok:
-            reason = reference.reason if reference.no_gpu else f"not graded: {reference.reason}"
-            return self._zero(grade, lab, NOT_GRADED, reason, reference=reference)
-
-        grade.seed = self.seeds.for_run(submission_id, lab.name, files.digest())
-        timeout = self.config.limits["run_timeout_s"]
-        log(f"{submission_id} {lab.name}: correctness run")
-        correctness, _ = runner.run_harness(self.sandbox, built.exe, lab, grade.seed, "correctness", run_dir, timeout,
-                                            ro=[build_dir], log_path=logs_dir / f"{lab.name}-correctness.log", uid=uid)
-        grade.output = correctness.output[-6000:]
-        grade.device = correctness.device
-        if correctness.outcome == "no_gpu":
-            if self.reference.gpu_works(lab):
-                return self._zero(grade, lab, FAILED, "the harness reported no usable GPU (exit status 77), although "
-                                  "the reference solution runs on this GPU: scored 0", reference=reference)
-            return self._zero(grade, lab, NOT_GRADED, correctness.reason, reference=reference)
-        if correctness.outcome != "ok":
-            return self._zero(grade, lab, FAILED, correctness.reason, f"lab scored 0: {correctness.reason}",
-                              reference=reference)
-
-        passed = [i for i, s in correctness.steps.items() if s.correctness and s.correctness["status"] == "passed"]
-        if passed and reference.usable_sanitizers():
-            problem = self._sanitize(lab, built.exe, grade, correctness, passed, run_dir, build_dir, logs_dir, uid,
-                                     reference)
-            if problem:
-                return self._zero(grade, lab, FAILED, problem, f"lab scored 0: {problem}", reference=reference)
-
-        any_passed = any(s.correctness and s.correctness["status"] == "passed" for s in correctness.steps.values())
-        perf_steps, perf_reason = {}, ""
-        if any_passed:
-            log(f"{submission_id} {lab.name}: perf run")
-            perf, _ = runner.run_harness(self.sandbox, built.exe, lab, grade.seed, "perf", run_dir, timeout,
-                                         ro=[build_dir], log_path=logs_dir / f"{lab.name}-perf.log", uid=uid)
-            grade.output += "\n" + perf.output[-6000:]
-            if perf.outcome == "ok":
-                perf_steps = perf.steps
-            elif perf.outcome == "no_gpu":
-                perf_reason = "the perf run reported no usable GPU, although the correctness run had one"
-            else:
-                perf_reason = f"the perf run failed: {perf.reason}"
-        else:
-            perf_reason = "no perf run: no step passed correctness"
-
-        for step_id, name in reference.step_list():
-            student = correctness.steps.get(step_id)
-            grade.steps.append(score_step(
-                step_id, name, self.config.step_rule(lab.name, step_id),
-                student.correctness if student else None,
-                perf_steps[step_id].perf if step_id in perf_steps else None,
-                reference.perf_of(step_id), perf_reason))
-        broken = [s for s in correctness.steps.values() if s.correctness and s.correctness["status"] == "error"]
-        sticky = any(s.correctness and s.correctness["status"] == "skipped" for s in correctness.steps.values())
-        if sticky and self.config.data["on_sticky_error"] == "zero_lab":
-            # A sticky CUDA error (illegal address, trap) breaks the process's context: the lab scores 0.
-            cause = broken[0].correctness["message"] if broken else "a step broke the GPU context"
-            grade.state, grade.reason = FAILED, f"a sticky CUDA error left the GPU unusable: {cause}"
-            for step in grade.steps:
-                step.reasons.insert(0, "lab scored 0: sticky CUDA error")
-        return grade
-
-    # --- the compiled student file ---------------------------------------------------------------
     def _given_names(self, lab: Lab) -> set[str]:
         if lab.name not in self.given:
-            self.given[lab.name] = objcheck.given_names(self.course.root, lab.name, lab.student_files)
+            self.given[lab.name] = sourcecheck.given_names(self.course.root, lab.name, lab.student_files)
         return self.given[lab.name]
 
-    def _object_check(self, lab: Lab, files: LabFiles, src: Path, build_dir: Path) -> list[str]:
-        """The violations of the student's files (objcheck): the source, then the objects the
-        student's build made (read without following links, copied to a private folder first)."""
-        found = []
-        for name, data in files.files.items():
-            found += [v.what for v in objcheck.check_source(data.decode("utf-8", "replace"), name,
-                                                            self._given_names(lab))]
+    @contextmanager
+    def scratch(self, run: LabRun):
+        """The lab's scratch folder, on a tmpfs of limits.scratch_max where one can be mounted;
+        removed afterwards, unless --keep-scratch."""
+        root = Path(tempfile.mkdtemp(prefix=f"{run.lab.name}-", dir=self.scratch_root))
+        os.chmod(root, 0o711)  # the grader's: a run can use its own folders below, never rename them
+        mounted = self.tmpfs and self._mount_tmpfs(root)
         try:
-            return found + self._check_objects(lab, src, build_dir)
-        except (ObjectCheckError, OSError, ValueError):
-            if found:  # an object the tools cannot read, from a file that already broke the rules: its fault
-                return found
-            raise
-
-    def _check_objects(self, lab: Lab, src: Path, build_dir: Path) -> list[str]:
-        found = []
-        baseline = self.reference.baseline(lab)
-        if not baseline:
-            return found
-        build_fd = safeio.open_dir(build_dir)
-        try:
-            entries = objcheck.compile_entries(safeio.read_regular(Path("compile_commands.json"), COMPILE_COMMANDS_MAX,
-                                                                   build_fd).decode("utf-8", "replace"))
-            student = {os.path.realpath(src / "labs" / lab.name / f): f for f in baseline}  # src: the grader's
-            with tempfile.TemporaryDirectory(prefix="objcheck-") as private:
-                others: dict[str, str] = {}
-                mine: dict[str, Path] = {}
-                for index, entry in enumerate(entries):
-                    rel = Path(entry.output)
-                    if rel.is_absolute() or ".." in rel.parts:
-                        continue
-                    copy = Path(private) / f"{index}.o"
-                    try:
-                        safeio.copy_regular(rel, copy, OBJECT_MAX, build_fd)
-                    except FileNotFoundError:
-                        continue  # not part of the harness's build
-                    source = os.path.realpath(entry.source) if entry.source.startswith(str(src)) else entry.source
-                    if source in student:
-                        mine[student[source]] = copy
-                    else:
-                        for symbol in objcheck.defined_names(copy):
-                            others.setdefault(symbol, Path(entry.source).name)
-                missing = [f for f in baseline if f not in mine]
-                if missing:
-                    raise ObjectCheckError(f"the build made no object of {', '.join(missing)}")
-                for name, path in mine.items():
-                    facts = objcheck.analyse(path)
-                    found += [v.what for v in objcheck.compare(facts, baseline[name], others, name,
-                                                               set(lab.student_host_calls))]
+            yield Folders(root)
         finally:
-            os.close(build_fd)
-        return found
-
-    # --- compute-sanitizer ------------------------------------------------------------------------
-    def _sanitize(self, lab, exe, grade, correctness, passed, run_dir, build_dir, logs_dir, uid, reference) -> str:
-        """Runs the correctness suite under each usable tool; a step with a finding loses its
-        correctness (on_finding fail_step) or gets a review flag. Returns a reason to score the
-        lab 0 (a time-out with on_timeout fail_lab), else ""."""
-        settings = self.config.sanitizers
-        tool_path = Sandbox._which("compute-sanitizer")
-        budget = float(self.config.limits["sanitizer_timeout_s"])
-        found: dict[str, str] = {}  # step id -> first finding
-
-        def run(tool: str, step: str | None, left: float) -> sanitizers.Outcome:
-            tag = f"-{tool}" + (f"-step{step}" if step else "")
-            log_path = logs_dir / f"{lab.name}-{tool}{'-step' + step if step else ''}.log"
-            _, result = runner.run_harness(self.sandbox, exe, lab, grade.seed, "correctness", run_dir, left,
-                                           ro=[build_dir], log_path=log_path, uid=uid,
-                                           wrapper=sanitizers.command(tool_path, tool, []),
-                                           extra_args=[f"--step={step}"] if step else [],
-                                           extra_env={"LAB_GUARD_BANDS": "0"}, tag=tag)
-            return sanitizers.parse(tool, _head(result), result.returncode, result.timed_out)
-
-        for tool in reference.usable_sanitizers():
-            start = time.monotonic()
-            log(f"{grade.lab}: correctness run under {tool}")
-            whole = run(tool, None, budget)
-            if whole.tool_failed:
-                grade.review_flags.append(f"{tool} could not check this lab: {whole.tool_failed}")
-                continue
-            if whole.timed_out:
-                why = f"the correctness run under {tool} took longer than {budget:.0f} s"
-                if settings["on_timeout"] == "fail_lab":
-                    return why
-                grade.review_flags.append(why + ": not checked by it")
-                continue
-            if not whole.found:
-                continue
-            candidates = [s for s in passed if s not in found]
-            if len(correctness.order) == 1:
-                found.setdefault(correctness.order[0], whole.first())
-                continue
-            reproduced = False
-            for step in candidates:
-                left = budget - (time.monotonic() - start)
-                if left < 5:
-                    grade.review_flags.append(f"{tool}: no time left to find which step has the error: "
-                                              f"{whole.first()}")
-                    break
-                single = run(tool, step, left)
-                if single.found:
-                    found[step] = single.first()
-                    reproduced = True
-            if not reproduced:
-                grade.review_flags.append(f"{tool} found errors in the whole correctness run but in no step that "
-                                          f"passed on its own: {whole.first()}")
-        for step, finding in found.items():
-            if settings["on_finding"] == "fail_step":
-                record = correctness.steps[step]
-                record.correctness = {"status": "sanitizer", "message": finding}
+            if mounted:
+                _unmount(root)
+            if self.keep_scratch:
+                log(f"{run.submission_id} {run.lab.name}: scratch folder kept: {root}")
             else:
-                grade.review_flags.append(f"step {step}: {finding}")
-        return ""
+                shutil.rmtree(root, ignore_errors=True)  # rmtree never follows a link it meets
+
+    def _mount_tmpfs(self, folder: Path) -> bool:
+        size = parse_size(self.config.limits["scratch_max"])
+        try:
+            result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs",
+                                     str(folder)], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            result = subprocess.CompletedProcess([], 1, "", str(error))
+        if result.returncode == 0:
+            return True
+        self.tmpfs = False
+        self.warnings.append("the run folders are on disk, limited per file only: a tmpfs cannot be mounted here "
+                             f"({(result.stderr or result.stdout).strip()[:200]})")
+        log(f"WARNING: {self.warnings[-1]}")
+        return False
+
+
+def _unmount(folder: Path) -> None:
+    for argv in (["umount", str(folder)], ["umount", "-l", str(folder)]):
+        try:
+            if subprocess.run(argv, capture_output=True, timeout=60).returncode == 0:
+                return
+        except (OSError, subprocess.TimeoutExpired):
+            continue
 
 
 def _head(result) -> str:

@@ -1,22 +1,37 @@
 # SPDX-License-Identifier: MIT
-"""What a student's compiled file may do, checked before anything of it runs.
+"""Link-level integrity: what the compiled student file and the executable it was linked into may
+hold, compared with the untouched starter built the same way, before anything of it runs.
 
-The student's file is linked into the harness process, so a text scan cannot keep it from
-forging results. Instead the grader reads the host object that nvcc made of it (binutils'
-readelf and objdump) and compares it with the object of the untouched starter, built the same way:
+The student's file is linked into the harness's process, so no list of forbidden words can keep it
+from forging results. The grader instead reads (grading/elf.py, no binutils) the object nvcc made
+of the student's file, and the harness executable linked with it, and compares both with the
+starter's:
 
-- every symbol it needs from elsewhere (undefined) is one the starter needs, one of the CUDA
-  runtime's entry points that kernels and launches use, host-side math, the C++ runtime bits
-  nvcc and g++ emit, printf-style output, or one of lab.json's `student_host_calls`: so it
-  cannot open, write, map or execute anything, read the environment, or load code;
-- it adds no static initializer or finalizer (.init_array, .ctors, .fini_array ...) beyond the
-  starter's (nvcc's registration of the kernels), and no ifunc (a resolver runs at load time);
-- it defines no new strong global symbol outside the lab's namespace (extern "C" `fwrite` would
-  replace the C library's for the whole process), none that another object of the harness
-  defines, and turns no weak (inline, template) definition into a strong one;
-- its host code holds no system-call instruction (syscall, sysenter, int 0x80);
-- its source holds no inline assembly outside device code, opens no `namespace cl`, and
-  #defines or #undefs no name that the given headers and launchers use (nor reserved names).
+The object (`analyse`, `compare`):
+- every symbol it needs from elsewhere is one the starter needs, a CUDA runtime entry point that
+  kernels and launches use, host-side math, what g++ and nvcc emit, printf-style output, or one of
+  lab.json's `student_host_calls`;
+- no more static initializers or finalizers than the starter's (sections found by type, and by
+  every name the linker maps into the init and fini arrays: any suffix of .init_array, .ctors ...;
+  code in .init or .fini), and no ifunc;
+- it defines nothing non-local (global, weak or unique, hidden or not) that the starter's object
+  does not, except its own new functions in the lab's namespace and weak instantiations of the
+  standard library's templates that no other object of the build defines; a weak or unique
+  definition that another object of the build also has (the linker keeps one copy) must be
+  byte-for-byte that object's code; a strong one must not exist elsewhere;
+- executable sections are .text or .text.*, and every executable byte outside a function symbol
+  is alignment padding (no data in code);
+- no system-call instruction at any byte offset of its code (inside another instruction too); the
+  only bytes accepted are a direct branch's displacement, which the compiler's layout fills;
+- at most `code_max` bytes of code.
+
+The executable (`analyse_executable`, `compare_executables`):
+- the dynamic symbols it imports are the starter executable's (or calls the object may make), it
+  exports no more, and no symbol the starter executable imports is defined inside it (no
+  interposition of the C or C++ library, weak or not);
+- the same shared libraries, executable sections, .init/.fini code, init, fini and preinit arrays
+  (by section type; an extra entry only from code the student did not write, such as the device
+  runtime's registration), no writable and executable segment, no executable stack, no ifunc.
 
 docs/grading.md, "What a hostile submission can still do", says what this leaves open.
 """
@@ -27,11 +42,17 @@ import json
 import os
 import re
 import shlex
-import subprocess
+import struct
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TOOL_TIMEOUT = 120
+from . import elf
+from .elf import Elf, ElfError
+
+OBJECT_MAX = 64 << 20  # a student object: kernels for a few GPUs and their host code
+EXECUTABLE_MAX = 512 << 20
+CODE_MAX = 8 << 20  # bytes of host code in the student's object (a lab needs a few KiB)
 
 # Entry points that kernels, launches and nvcc's registration code need, whatever the lab.
 RUNTIME_ALWAYS = {
@@ -76,35 +97,59 @@ MATH = (r"(sqrt|cbrt|rsqrt|exp|exp2|exp10|expm1|log|log2|log10|log1p|pow|sin|cos
 ALLOWED_QUALIFIED = {"cl::check_cuda", "cl::check_launch", "cl::check_sync", "cl::context_is_broken"}
 ALLOWED_PATTERN = re.compile("^(?:" + "|".join(RUNTIME_PATTERNS + CXX_PATTERNS + (MATH,)) + ")$")
 RUNTIME_SUFFIX = re.compile(r"^(\w+?)(?:_v\d+)?(?:_ptsz|_ptds)?$")  # cudaGetDeviceProperties_v2, ..._ptsz
-INIT_SECTION = re.compile(r"^\.(init_array|fini_array|preinit_array|ctors|dtors|init|fini)(?:\.\w+)?$")
-SYSCALL = re.compile(r"\b(syscall|sysenter|sysexit|sysret[lq]?|int\s+\$0x80)\b")
+# Every section name the linker maps into the init, fini and preinit arrays (any suffix), and the
+# sections whose code becomes _init and _fini.
+INIT_NAME = re.compile(r"^\.(init_array|fini_array|preinit_array|ctors|dtors)(?:\..*)?$")
+INIT_CODE = re.compile(r"^\.(init|fini)$")
+INIT_TYPES = {elf.SHT_INIT_ARRAY: "init_array", elf.SHT_FINI_ARRAY: "fini_array",
+              elf.SHT_PREINIT_ARRAY: "preinit_array"}
+STARTUP_KINDS = ("init_array", "preinit_array", "ctors", "init")
+# System-call instructions of x86-64 (syscall, sysenter, int 0x80, and the kernel's returns).
+X86_SYSCALLS = {b"\x0f\x05": "syscall", b"\x0f\x34": "sysenter", b"\xcd\x80": "int 0x80", b"\x0f\x07": "sysret",
+                b"\x0f\x35": "sysexit"}
 ANON = re.compile(r"(\d+)_GLOBAL__N_")
-RESERVED = re.compile(r"^(__\w*|_[A-Z]\w*|cuda\w*|CUDA\w*)$")
-ASM_WORDS = {"asm", "__asm__", "__asm"}
+# Weak template instantiations of the standard library (any program that uses std::vector makes them).
+STD_TEMPLATE = re.compile(r"^_Z(?:N[KVrRO]*|T[ISV])?(?:St|9__gnu_cxx)")
+# Alignment padding that assemblers put between functions (single and multi-byte NOPs, int3, zeros).
+NOPS = sorted((bytes.fromhex(h) for h in (
+    "90", "6690", "0f1f00", "0f1f4000", "0f1f440000", "660f1f440000", "0f1f8000000000", "0f1f840000000000",
+    "660f1f840000000000", "662e0f1f840000000000", "cc", "00")), key=len, reverse=True)
 
 
 class ObjectCheckError(RuntimeError):
-    """The object could not be read (binutils missing, not an ELF object): a fault of the grading machine."""
+    """An object or executable of the course (the starter's, the reference's) could not be read:
+    a fault of the grading machine or the course, never of a student."""
 
 
 @dataclass
-class Symbol:
-    name: str
-    kind: str  # FUNC, OBJECT, NOTYPE, IFUNC, TLS, COMMON ...
-    bind: str  # LOCAL, GLOBAL, WEAK, UNIQUE
-    section: str  # "UND", "ABS", "COM" or a section index
-    value: int
+class Definition:
+    name: str  # as in the object
+    bind: str  # GLOBAL, WEAK, UNIQUE
+    kind: int  # STT_*
+    hidden: bool
+
+
+@dataclass
+class SyscallHit:
+    section: str
+    offset: int  # in the section
+    instruction: str  # "syscall"
+    function: str  # the function symbol it lies in ("" outside every function)
+    function_start: int = 0
 
 
 @dataclass
 class ObjectFacts:
+    machine: int = elf.EM_X86_64
     undefined: set[str] = field(default_factory=set)
-    defined: dict[str, str] = field(default_factory=dict)  # normalised name -> binding, non-local only
-    raw_defined: dict[str, str] = field(default_factory=dict)  # normalised name -> name as in the object
+    defined: dict[str, Definition] = field(default_factory=dict)  # normalised name -> definition (non-local)
+    fingerprints: dict[str, tuple] = field(default_factory=dict)  # normalised name -> code of a weak/unique one
     ifuncs: list[str] = field(default_factory=list)
-    init: dict[str, list[str]] = field(default_factory=dict)  # init-like section kind -> entry targets
-    syscalls: list[str] = field(default_factory=list)  # "instruction in function"
-    namespaces: set[str] = field(default_factory=set)  # top namespaces of defined global functions
+    init: dict[str, list[str]] = field(default_factory=dict)  # init-like kind -> entry targets
+    odd_code: list[str] = field(default_factory=list)  # executable sections or bytes that are not functions
+    syscalls: list[SyscallHit] = field(default_factory=list)
+    code_bytes: int = 0
+    namespaces: set[str] = field(default_factory=set)  # top namespaces of its global functions
 
 
 @dataclass
@@ -142,100 +187,343 @@ def top_namespace(name: str) -> str | None:
     return name[match.end():match.end() + length]
 
 
-def _run(argv: list[str]) -> str:
+def allowed_call(name: str, starter_needs: set[str], host_calls: set[str]) -> bool:
+    if name in starter_needs or name in RUNTIME_ALWAYS or name in CXX_RUNTIME or ALLOWED_PATTERN.match(name):
+        return True
+    base = RUNTIME_SUFFIX.match(name)
+    return bool(base and (base.group(1) in host_calls or base.group(1) in RUNTIME_ALWAYS))
+
+
+# --- reading an object ----------------------------------------------------------------------------
+def _open(path: Path, limit: int, dir_fd: int | None = None) -> tuple[Elf, int]:
     try:
-        result = subprocess.run(argv, capture_output=True, timeout=TOOL_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise ObjectCheckError(f"{argv[0]} failed: {error}") from error
-    if result.returncode != 0:
-        raise ObjectCheckError(f"{' '.join(argv[:2])} failed: {result.stderr.decode('utf-8', 'replace')[-300:]}")
-    return result.stdout.decode("utf-8", "replace")
+        return elf.open_elf(path, limit, dir_fd)
+    except (ElfError, OSError) as error:
+        raise ElfError(f"{Path(path).name}: {error}") from error
 
 
-def read_symbols(path: Path) -> tuple[list[Symbol], dict[str, str]]:
-    """(symbols, section index -> section name) of an ELF object."""
-    sections = {}
-    for line in _run(["readelf", "-W", "-S", str(path)]).splitlines():
-        match = re.match(r"^\s*\[\s*(\d+)\]\s+(\S*)", line)
-        if match:
-            sections[match.group(1)] = match.group(2)
-    symbols = []
-    for line in _run(["readelf", "-W", "-s", str(path)]).splitlines():
-        parts = line.split()
-        if len(parts) < 8 or not parts[0].rstrip(":").isdigit():
+def _init_kind(section: elf.Section) -> str | None:
+    if section.type in INIT_TYPES:
+        return INIT_TYPES[section.type]
+    match = INIT_NAME.match(section.name)
+    return match.group(1) if match else None
+
+
+def _relocated_width(machine: int, kind: int) -> int:
+    if machine == elf.EM_X86_64:
+        return 8 if kind in (1, 24, 26) else 4  # R_X86_64_64, PC64, GOTPC64
+    return 4  # aarch64: the instruction word
+
+
+def _target_name(symbol: elf.Symbol | None, sections: list[elf.Section]) -> tuple[str, bool]:
+    """(how a relocation's target reads in a fingerprint, whether its addend matters)."""
+    if symbol is None:
+        return "?", False
+    if symbol.type == elf.STT_SECTION:
+        where = sections[symbol.shndx].name if symbol.shndx < len(sections) else "?"
+        return "section " + re.sub(r"^(\.\w+)\..*$", r"\1", where), False
+    if symbol.bind == elf.STB_LOCAL and symbol.name.startswith(".L"):
+        return "local label", False
+    return normalise(symbol.name), True
+
+
+def _fingerprint(obj: Elf, symbol: elf.Symbol, relocations: dict[int, tuple], machine: int) -> tuple:
+    """A weak definition's code or data as the linker would keep it: its bytes with relocated
+    fields zeroed, and what each relocation refers to."""
+    section = obj.sections[symbol.shndx]
+    if section.type == elf.SHT_NOBITS:
+        return ("nobits", symbol.size)
+    data = bytearray(obj.contents(section)[symbol.value:symbol.value + symbol.size])
+    relocs, symbols = relocations.get(section.index, ([], []))
+    where = []
+    for reloc in relocs:
+        if not symbol.value <= reloc.offset < symbol.value + symbol.size:
             continue
-        value = int(parts[1], 16) if re.fullmatch(r"[0-9a-fA-F]+", parts[1]) else 0
-        symbols.append(Symbol(parts[7], parts[3], parts[4], parts[6], value))
-    return symbols, sections
+        at = reloc.offset - symbol.value
+        for k in range(_relocated_width(machine, reloc.type)):
+            if at + k < len(data):
+                data[at + k] = 0
+        target = symbols[reloc.symbol] if reloc.symbol < len(symbols) else None
+        name, addend_matters = _target_name(target, obj.sections)
+        where.append((at, reloc.type, name, reloc.addend if addend_matters else 0))
+    return (bytes(data), tuple(sorted(where)))
 
 
-def analyse(path: Path) -> ObjectFacts:
-    """The facts of one host object (as nvcc leaves it: an ELF relocatable)."""
-    facts = ObjectFacts()
-    symbols, sections = read_symbols(path)
-    by_place = {}
+def _uncovered(data: bytes, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The (start, end) byte ranges of `data` outside every range."""
+    gaps, position = [], 0
+    for start, end in sorted(ranges):
+        if start > position:
+            gaps.append((position, min(start, len(data))))
+        position = max(position, end)
+    if position < len(data):
+        gaps.append((position, len(data)))
+    return [(a, b) for a, b in gaps if b > a]
+
+
+def is_padding(chunk: bytes) -> bool:
+    """Whether `chunk` is a run of the NOPs, int3s and zeros that align functions."""
+    i = 0
+    while i < len(chunk):
+        for nop in NOPS:
+            if chunk.startswith(nop, i):
+                i += len(nop)
+                break
+        else:
+            # 66 prefixes in front of the long NOP (66 66 2e 0f 1f 84 ...)
+            if chunk[i] == 0x66:
+                i += 1
+                continue
+            return False
+    return True
+
+
+def analyse(path: Path, dir_fd: int | None = None, limit: int = OBJECT_MAX, code_max: int = CODE_MAX,
+            want_fingerprints: bool = True) -> ObjectFacts:
+    """The facts of one host object (as nvcc leaves it: an ELF relocatable). ElfError for a file
+    this reader refuses (too large, malformed)."""
+    obj, fd = _open(path, limit, dir_fd)
+    try:
+        return _analyse(obj, code_max, want_fingerprints)
+    finally:
+        os.close(fd)
+
+
+def _analyse(obj: Elf, code_max: int, want_fingerprints: bool) -> ObjectFacts:
+    if obj.machine not in (elf.EM_X86_64, elf.EM_AARCH64):
+        raise ElfError(f"an object for machine {obj.machine}, which this check does not know")
+    facts = ObjectFacts(machine=obj.machine)
+    symbols = obj.symbols()
+    sections = obj.sections
+    relocations = {}
+    for section in sections:
+        if section.type not in (elf.SHT_RELA, elf.SHT_REL, elf.SHT_NOBITS, elf.SHT_SYMTAB, elf.SHT_STRTAB):
+            found = obj.relocations(section)
+            if found[0]:
+                relocations[section.index] = found
+    functions_at: dict[tuple[int, int], str] = {}
+    function_ranges: dict[int, list[tuple[int, int, str]]] = {}
     for sym in symbols:
-        if sym.kind in ("FUNC", "IFUNC") and sym.section.isdigit():
-            by_place.setdefault((sections.get(sym.section, ""), sym.value), sym.name)
-        if sym.section == "UND":
+        if sym.type in (elf.STT_FUNC, elf.STT_GNU_IFUNC) and 0 < sym.shndx < len(sections):
+            functions_at.setdefault((sym.shndx, sym.value), sym.name)
+            function_ranges.setdefault(sym.shndx, []).append((sym.value, sym.value + sym.size, sym.name))
+        if sym.shndx == elf.SHN_UNDEF:
             if sym.name:
                 facts.undefined.add(sym.name)
             continue
-        if sym.kind == "IFUNC":
+        if sym.type == elf.STT_GNU_IFUNC:
             facts.ifuncs.append(sym.name)
-        if sym.bind == "LOCAL" or sym.kind in ("SECTION", "FILE") or not sym.name:
+        if sym.bind == elf.STB_LOCAL or sym.type in (elf.STT_SECTION, elf.STT_FILE) or not sym.name:
+            in_code = 0 < sym.shndx < len(sections) and sections[sym.shndx].executable
+            if sym.type in (elf.STT_OBJECT, elf.STT_NOTYPE, elf.STT_TLS) and sym.name and in_code \
+                    and not sym.name.startswith(".L"):
+                facts.odd_code.append(f"`{sym.name}`, data in the executable section {sections[sym.shndx].name}")
             continue
         key = normalise(sym.name)
-        facts.defined[key] = sym.bind
-        facts.raw_defined[key] = sym.name
-        if sym.kind == "FUNC" and sym.bind == "GLOBAL":
+        facts.defined[key] = Definition(sym.name, elf.BIND_NAMES.get(sym.bind, str(sym.bind)), sym.type,
+                                        sym.visibility == elf.STV_HIDDEN)
+        if 0 < sym.shndx < len(sections) and sections[sym.shndx].executable and sym.type not in (
+                elf.STT_FUNC, elf.STT_GNU_IFUNC):
+            facts.odd_code.append(f"`{sym.name}`, data in the executable section {sections[sym.shndx].name}")
+        if want_fingerprints and sym.bind in (elf.STB_WEAK, elf.STB_GNU_UNIQUE) and 0 < sym.shndx < len(sections):
+            facts.fingerprints[key] = _fingerprint(obj, sym, relocations, obj.machine)
+        if sym.type == elf.STT_FUNC and sym.bind == elf.STB_GLOBAL:
             namespace = top_namespace(sym.name)
             if namespace and not is_anonymous(namespace):
                 facts.namespaces.add(namespace)
-    # Static initializers and finalizers: the entries of the init-like sections.
-    current = None
-    for line in _run(["readelf", "-W", "-r", str(path)]).splitlines():
-        header = re.match(r"^Relocation section '\.rela?(\S+)'", line)
-        if header:
-            kind = INIT_SECTION.match(header.group(1))
-            current = kind.group(1) if kind else None
+
+    # Static initializers and finalizers: every section the linker runs at load or exit.
+    for section in sections:
+        kind = _init_kind(section)
+        if kind is not None:
+            relocs, table = relocations.get(section.index, ([], []))
+            targets = []
+            for reloc in relocs:
+                target = table[reloc.symbol] if reloc.symbol < len(table) else None
+                name = target.name if target is not None else "?"
+                if target is not None and target.type == elf.STT_SECTION:
+                    name = functions_at.get((target.shndx, reloc.addend), sections[target.shndx].name
+                                            if target.shndx < len(sections) else "?")
+                targets.append(name)
+            entries = max(len(targets), section.size // 8)
+            facts.init.setdefault(kind, []).extend(targets + ["?"] * (entries - len(targets)))
+        elif INIT_CODE.match(section.name):
+            facts.init.setdefault(section.name[1:], []).append(section.name)
+
+    # The code: where it lives, what lies between functions, and system-call bytes at every offset.
+    for section in sections:
+        if not section.executable or section.type == elf.SHT_NOBITS:
             continue
-        if current is None:
-            continue
-        entry = re.match(r"^[0-9a-f]+\s+[0-9a-f]+\s+\S+\s+[0-9a-f]+\s+(\S+)(?:\s*([+-])\s*([0-9a-f]+))?", line)
-        if entry:
-            target, sign, addend = entry.group(1), entry.group(2), entry.group(3)
-            offset = int(addend, 16) if addend and sign == "+" else 0
-            facts.init.setdefault(current, []).append(by_place.get((target, offset), target))
-    for index, name in sections.items():
-        kind = INIT_SECTION.match(name)
-        if kind and kind.group(1) in ("init", "fini"):  # code placed in .init / .fini itself
-            facts.init.setdefault(kind.group(1), []).append(name)
-    # System-call instructions anywhere in the host code.
-    function = "?"
-    for line in _run(["objdump", "-d", "-w", "--no-show-raw-insn", str(path)]).splitlines():
-        head = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
-        if head:
-            function = head.group(1)
-            continue
-        found = SYSCALL.search(line.split("#")[0]) if "\t" in line else None
-        if found:
-            facts.syscalls.append(f"{found.group(1)} in {function}")
+        facts.code_bytes += section.size
+        if facts.code_bytes > code_max:
+            raise ElfError(f"it holds more than {code_max >> 20} MiB of host code")
+        if section.name != ".text" and not section.name.startswith(".text.") and not INIT_CODE.match(section.name):
+            facts.odd_code.append(f"an executable section named {section.name}")
+        data = obj.contents(section)
+        ranges = function_ranges.get(section.index, [])
+        for start, end in _uncovered(data, [(a, b) for a, b, _ in ranges]):
+            if not is_padding(data[start:end]):
+                facts.odd_code.append(f"{end - start} bytes of code outside every function in {section.name} "
+                                      f"at offset {start:#x}")
+        facts.syscalls += _syscall_hits(obj.machine, section.name, data, ranges)
     return facts
 
 
-def demangle(names: list[str]) -> dict[str, str]:
-    if not names:
-        return {}
-    try:
-        result = subprocess.run(["c++filt"], input="\n".join(names) + "\n", capture_output=True, text=True,
-                                timeout=TOOL_TIMEOUT)
-        lines = result.stdout.splitlines()
-        if result.returncode == 0 and len(lines) == len(names):
-            return dict(zip(names, lines))
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    return {n: n for n in names}
+def _syscall_hits(machine: int, name: str, data: bytes, ranges: list[tuple[int, int, str]]) -> list[SyscallHit]:
+    hits = []
+    if machine == elf.EM_X86_64:
+        for pattern, instruction in X86_SYSCALLS.items():
+            start = data.find(pattern)
+            while start >= 0:
+                hits.append(SyscallHit(name, start, instruction, ""))
+                start = data.find(pattern, start + 1)
+    else:  # aarch64: svc #imm, at every (4-byte aligned) instruction
+        for offset in range(0, len(data) - 3, 4):
+            word = struct.unpack_from("<I", data, offset)[0]
+            if word & 0xFFE0001F == 0xD4000001:
+                hits.append(SyscallHit(name, offset, "svc", ""))
+    for hit in hits:
+        for start, end, function in ranges:
+            if start <= hit.offset < end:
+                hit.function, hit.function_start = function, start
+                break
+    return sorted(hits, key=lambda h: h.offset)
+
+
+def branch_displacement(disassembly: str, offset: int, width: int = 2) -> bool:
+    """Whether bytes offset .. offset+width-1 lie inside the displacement of a direct relative
+    branch (call, jmp, jcc) of `disassembly` (objdump -d -w output of the function holding them):
+    a distance the compiler's layout chose, not a value of the source."""
+    for line in disassembly.splitlines():
+        match = re.match(r"^\s*([0-9a-f]+):\s+((?:[0-9a-f]{2} )+)\s*(\S+)\s*(.*)$", line)
+        if not match:
+            continue
+        start, raw, mnemonic, operand = int(match.group(1), 16), match.group(2).split(), match.group(3), match.group(4)
+        end = start + len(raw)
+        if not start <= offset < end:
+            continue
+        if offset + width > end:
+            return False
+        direct = re.match(r"^(call|jmp|j[a-z]{1,3})$", mnemonic) and not operand.startswith("*")
+        if not direct:
+            return False
+        size = 4 if len(raw) >= 5 else 1  # rel32 or rel8: always the instruction's last bytes
+        return offset >= end - size
+    return False
+
+
+# --- the object against the starter's ---------------------------------------------------------------
+@dataclass
+class Build:
+    """What the other objects of the build (the harness, common/, the lab's given files) define and
+    need: the (normalised) names, the file of each, and the code of their weak definitions."""
+    defined: dict[str, str] = field(default_factory=dict)  # name -> source file
+    raw: dict[str, str] = field(default_factory=dict)  # the names as in the objects (not normalised) -> source file
+    strong: set[str] = field(default_factory=set)
+    undefined: set[str] = field(default_factory=set)
+    fingerprints: dict[str, set[tuple]] = field(default_factory=dict)
+
+    def add(self, facts: ObjectFacts, source: str) -> None:
+        for key, definition in facts.defined.items():
+            self.raw.setdefault(definition.name, source)
+            if is_anonymous(key):
+                continue  # one file's own names: another file's (normalised) name may read the same
+            self.defined.setdefault(key, source)
+            if definition.bind == "GLOBAL":
+                self.strong.add(key)
+        for key, fingerprint in facts.fingerprints.items():
+            self.fingerprints.setdefault(key, set()).add(fingerprint)
+        self.undefined |= {normalise(n) for n in facts.undefined}
+
+
+def compare(student: ObjectFacts, starter: ObjectFacts, build: Build, file_name: str, host_calls: set[str],
+            imports: set[str] = frozenset(), show=lambda name: name) -> list[Violation]:
+    """The violations of a student's object, each naming the symbol. build: the other objects of
+    the starter's build; imports: the dynamic symbols the starter's executable imports."""
+    found: list[Violation] = []
+    for name in sorted(student.undefined):
+        qualified = qualified_name(show(name))
+        if not allowed_call(name, starter.undefined, host_calls) and qualified not in ALLOWED_QUALIFIED \
+                and qualified not in host_calls:
+            found.append(Violation(f"{file_name} calls `{show(name)}`, which this lab does not need"))
+    for kind, targets in sorted(student.init.items()):
+        if len(targets) > len(starter.init.get(kind, [])):
+            known = Counter(normalise(t) for t in starter.init.get(kind, []))
+            new = [t for t in targets if not known.get(normalise(t))] or targets
+            what = "static initializer" if kind in STARTUP_KINDS else "static finalizer"
+            found.append(Violation(f"{file_name} adds a {what} (code that runs before or after the harness, "
+                                   f".{kind}: `{show(new[0])}`), which this lab does not need; global objects need "
+                                   "constant initialization"))
+    for name in student.ifuncs:
+        found.append(Violation(f"{file_name} defines `{show(name)}` as an indirect function (ifunc), whose resolver "
+                               "runs while the program loads"))
+    lab_namespaces = starter.namespaces
+    for key, definition in sorted(student.defined.items()):
+        why = _definition_problem(key, definition, student, starter, build, imports, lab_namespaces)
+        if why:
+            found.append(Violation(f"{file_name} defines `{show(definition.name)}`{why}"))
+    for odd in student.odd_code:
+        found.append(Violation(f"{file_name} holds {odd}: executable bytes must belong to functions"))
+    return found
+
+
+def _definition_problem(key: str, definition: Definition, student: ObjectFacts, starter: ObjectFacts, build: Build,
+                        imports: set[str], lab_namespaces: set[str]) -> str:
+    """Why a non-local definition of the student's object is refused, or ''."""
+    raw = definition.name
+    if raw in build.raw and is_anonymous(key):
+        return f", a name of {build.raw[raw]}'s own anonymous namespace (given): it would replace the course's code"
+    if raw in imports or key in imports:
+        return ", which the harness takes from a shared library: it would replace the library's for the whole process"
+    if key in build.defined:
+        if definition.bind == "GLOBAL" or key in build.strong:
+            return f", which {build.defined[key]} (given) defines too: it would replace the course's code"
+        copies = build.fingerprints.get(key, set())
+        per_file = key in starter.fingerprints and starter.fingerprints[key] not in copies  # nvcc's own, per file
+        if student.fingerprints.get(key) not in copies and not per_file:
+            return (f", which {build.defined[key]} (given) defines too, with other code: the linker keeps one copy, "
+                    "possibly this one (an explicit specialization?)")
+        return ""
+    if key in starter.defined:
+        if starter.defined[key].bind in ("WEAK", "UNIQUE") and definition.bind == "GLOBAL":
+            return (" as a strong symbol where the starter's is an inline or template definition (an explicit "
+                    "specialization?): it would replace the harness's copy")
+        return ""
+    if key in build.undefined:
+        return ", which the harness's code needs and the starter does not define: it would run in the harness's place"
+    if is_anonymous(key):
+        return ""
+    if top_namespace(raw) in lab_namespaces:
+        return ""
+    if definition.bind in ("WEAK", "UNIQUE") and STD_TEMPLATE.match(raw):
+        return ""  # a standard template instantiated for the student's own use: no other copy exists
+    kind = "weak " if definition.bind == "WEAK" else "unique " if definition.bind == "UNIQUE" else ""
+    return (f", a {kind}global symbol outside namespace {' or '.join(sorted(lab_namespaces)) or '(the lab)'}: it "
+            "could replace a function of the harness or of a library (put helpers in the anonymous namespace, or "
+            "make them static)")
+
+
+SYSCALL_HITS_MAX = 50  # byte patterns placed by objdump, one call each; more is refused outright
+
+
+def syscall_violations(hits: list[SyscallHit], file_name: str, disassemble, show=lambda name: name) -> list[Violation]:
+    """The hits that are not a branch's displacement. disassemble(section, start, stop) -> objdump
+    text of that range (None: could not)."""
+    if len(hits) > SYSCALL_HITS_MAX:
+        return [Violation(f"{file_name} holds the bytes of system-call instructions at {len(hits)} places (the first "
+                          f"in {hits[0].section} + {hits[0].offset:#x}), more than any lab's code spells by chance")]
+    found = []
+    for hit in hits:
+        if hit.function:
+            text = disassemble(hit.section, hit.function_start, hit.offset + 16)
+            if text is not None and branch_displacement(text, hit.offset):
+                continue
+            where = f"in host function `{show(hit.function)}`"
+        else:
+            where = "outside every function"
+        found.append(Violation(f"{file_name} holds the bytes of a system-call instruction (`{hit.instruction}`) "
+                               f"{where} ({hit.section} + {hit.offset:#x})"))
+    return found
 
 
 def qualified_name(demangled: str) -> str:
@@ -251,75 +539,142 @@ def qualified_name(demangled: str) -> str:
     return demangled
 
 
-def allowed_call(name: str, starter_needs: set[str], host_calls: set[str]) -> bool:
-    if name in starter_needs or name in RUNTIME_ALWAYS or name in CXX_RUNTIME or ALLOWED_PATTERN.match(name):
-        return True
-    base = RUNTIME_SUFFIX.match(name)
-    return bool(base and (base.group(1) in host_calls or base.group(1) in RUNTIME_ALWAYS))
+def names_to_show(student: ObjectFacts) -> list[str]:
+    """The names a report of this object may quote (for demangling)."""
+    return sorted(student.undefined | {d.name for d in student.defined.values()} | set(student.ifuncs)
+                  | {t for targets in student.init.values() for t in targets} | {h.function for h in student.syscalls})
 
 
-def defined_names(path: Path) -> set[str]:
-    """The normalised names an object defines (any binding but local)."""
-    symbols, _ = read_symbols(path)
-    return {normalise(s.name) for s in symbols
-            if s.section != "UND" and s.bind != "LOCAL" and s.kind not in ("SECTION", "FILE") and s.name}
+# --- the executable -------------------------------------------------------------------------------
+@dataclass
+class ExecutableFacts:
+    imports: set[str] = field(default_factory=set)  # dynamic symbols it needs
+    exports: set[str] = field(default_factory=set)  # dynamic symbols it defines
+    defined: set[str] = field(default_factory=set)  # non-local names of its symbol table
+    needed: list[str] = field(default_factory=list)
+    executable_sections: set[str] = field(default_factory=set)
+    array_sections: set[tuple[str, int]] = field(default_factory=set)  # (name, type) of init/fini/preinit arrays
+    code_sections: dict[str, int] = field(default_factory=dict)  # .init/.fini -> size
+    entries: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # array kind -> (file, function)
+    writable_code: bool = False
+    executable_stack: bool = False
+    irelative: int = 0
 
 
-def compare(student: ObjectFacts, starter: ObjectFacts, others_defined: dict[str, str], file_name: str,
-            host_calls: set[str]) -> list[Violation]:
-    """The violations of a student's object, each naming the symbol. others_defined: the
-    (normalised) names that the harness's other objects define -> the source file of each."""
-    found: list[Violation] = []
-    names = demangle(sorted(student.undefined | set(student.raw_defined.values()) | set(student.ifuncs)
-                            | {t for targets in student.init.values() for t in targets}
-                            | {s.split(" in ", 1)[1] for s in student.syscalls}))
+def _file_group(name: str) -> str:
+    """A source file as nvcc names its intermediate (tmpxft_..._matadd.cudafe1.cpp -> matadd.cudafe1.cpp)."""
+    return re.sub(r"^tmpxft_[0-9a-f]+_[0-9a-f]+-\d+_", "", name)
 
-    def show(name: str) -> str:
-        return names.get(name, name)
 
-    for name in sorted(student.undefined):
-        qualified = qualified_name(show(name))
-        if not allowed_call(name, starter.undefined, host_calls) and qualified not in ALLOWED_QUALIFIED \
-                and qualified not in host_calls:
-            found.append(Violation(f"{file_name} calls `{show(name)}`, which this lab does not need"))
-    for kind, targets in sorted(student.init.items()):
-        extra = len(targets) - len(starter.init.get(kind, []))
-        if extra > 0:
-            known = {normalise(t) for t in starter.init.get(kind, [])}
-            new = [show(t) for t in targets if normalise(t) not in known] or targets
-            what = "static initializer" if kind in ("init_array", "preinit_array", "ctors", "init") else \
-                "static finalizer"
-            found.append(Violation(f"{file_name} adds a {what} (code that runs before or after the harness, "
-                                   f".{kind}: `{new[0]}`), which this lab does not need; global objects need "
-                                   "constant initialization"))
-    for name in student.ifuncs:
-        found.append(Violation(f"{file_name} defines `{show(name)}` as an indirect function (ifunc), whose resolver "
-                               "runs while the program loads"))
-    lab_namespaces = starter.namespaces
-    for key, bind in sorted(student.defined.items()):
-        raw = student.raw_defined[key]
-        if key in starter.defined:
-            if starter.defined[key] in ("WEAK", "UNIQUE") and bind == "GLOBAL":
-                found.append(Violation(f"{file_name} turns the inline or template definition of `{show(raw)}` into "
-                                       "a strong one (an explicit specialization?), which would replace the "
-                                       "harness's copy"))
+def analyse_executable(path: Path, dir_fd: int | None = None, limit: int = EXECUTABLE_MAX) -> ExecutableFacts:
+    exe, fd = _open(path, limit, dir_fd)
+    try:
+        return _analyse_executable(exe)
+    finally:
+        os.close(fd)
+
+
+def _analyse_executable(exe: Elf) -> ExecutableFacts:
+    facts = ExecutableFacts()
+    for sym in exe.symbols(elf.SHT_DYNSYM):
+        if not sym.name:
             continue
-        if bind != "GLOBAL" or is_anonymous(key):
-            continue  # weak copies of inline code, and names unique to this file
-        namespace = top_namespace(raw)
-        if namespace not in lab_namespaces:
-            found.append(Violation(f"{file_name} defines `{show(raw)}`, a global symbol outside namespace "
-                                   f"{' or '.join(sorted(lab_namespaces)) or '(the lab)'}: it could replace a "
-                                   "function of the harness or of a library (put helpers in the anonymous "
-                                   "namespace)"))
-        elif key in others_defined:
-            found.append(Violation(f"{file_name} defines `{show(raw)}`, which {others_defined[key]} (given) defines "
-                                   "too: it would replace the course's code"))
-    for where in student.syscalls:
-        instruction, function = where.split(" in ", 1)
-        found.append(Violation(f"{file_name} holds a system-call instruction (`{instruction}`) in host function "
-                               f"`{show(function)}`"))
+        name = sym.name.split("@", 1)[0]
+        (facts.exports if sym.defined else facts.imports).add(name)
+    functions: dict[int, tuple[str, str]] = {}
+    group = ""
+    for sym in exe.symbols():
+        if sym.type == elf.STT_FILE:
+            group = _file_group(sym.name)
+            continue
+        if sym.defined and sym.bind != elf.STB_LOCAL and sym.name:
+            facts.defined.add(sym.name)
+        if sym.type in (elf.STT_FUNC, elf.STT_GNU_IFUNC) and sym.defined:
+            where = group if sym.bind == elf.STB_LOCAL else "(global)"
+            functions.setdefault(sym.value, (where, sym.name))
+    facts.needed = sorted(exe.needed())
+    relative = {}
+    for section in exe.sections:
+        if section.type == elf.SHT_RELA and section.flags & 0x2 and section.size % 24 == 0:  # SHF_ALLOC: dynamic
+            data = exe.read(section.offset, section.size)
+            for i in range(section.size // 24):
+                offset, info, addend = struct.unpack_from("<QQq", data, 24 * i)
+                relative[offset] = addend
+                if info & 0xFFFFFFFF in (elf.R_X86_64_IRELATIVE, elf.R_AARCH64_IRELATIVE):
+                    facts.irelative += 1
+    for section in exe.sections:
+        if section.executable:
+            facts.executable_sections.add(section.name)
+        if INIT_CODE.match(section.name):
+            facts.code_sections[section.name] = section.size
+        kind = INIT_TYPES.get(section.type) or (INIT_NAME.match(section.name).group(1)
+                                                if INIT_NAME.match(section.name) else None)
+        if kind is None:
+            continue
+        facts.array_sections.add((section.name, section.type))
+        data = exe.contents(section, 1 << 20)
+        for i in range(len(data) // 8):
+            value = relative.get(section.addr + 8 * i, struct.unpack_from("<Q", data, 8 * i)[0])
+            facts.entries.setdefault(kind, []).append(functions.get(value, ("(unknown)", f"{value:#x}")))
+    for segment in exe.segments:
+        if segment.type == elf.PT_LOAD and segment.flags & elf.PF_X and segment.flags & elf.PF_W:
+            facts.writable_code = True
+        if segment.type == elf.PT_GNU_STACK and segment.flags & elf.PF_X:
+            facts.executable_stack = True
+    return facts
+
+
+def compare_executables(student: ExecutableFacts, starter: ExecutableFacts, student_groups: set[str],
+                        allowed_import, name: str) -> list[Violation]:
+    """The violations of the executable linked with the student's object. student_groups: how the
+    student files' code is named in the symbol table (matadd.cudafe1.cpp); allowed_import(symbol):
+    whether the student's object may call it."""
+    found = []
+    for symbol in sorted(student.imports - starter.imports):
+        if not allowed_import(symbol):
+            found.append(Violation(f"{name} imports `{symbol}`, which the starter's does not and this lab does not "
+                                   "need"))
+    for symbol in sorted(student.exports - starter.exports):
+        found.append(Violation(f"{name} exports `{symbol}`, which the starter's does not: shared libraries would call "
+                               "it instead of their own"))
+    for symbol in sorted((starter.imports & student.defined) - starter.defined):
+        found.append(Violation(f"{name} defines `{symbol}` itself, which the harness takes from a shared library in "
+                               "the starter's: the harness would call the student's code instead"))
+    if student.needed != starter.needed:
+        found.append(Violation(f"{name} needs the shared libraries {', '.join(student.needed)}, not the starter's "
+                               f"{', '.join(starter.needed)}"))
+    for section in sorted(student.executable_sections - starter.executable_sections):
+        found.append(Violation(f"{name} has the executable section {section}, which the starter's has not"))
+    for section in sorted(student.array_sections - starter.array_sections):
+        found.append(Violation(f"{name} has the section {section[0]} of type {section[1]}, which the starter's has "
+                               "not: code that runs at load or exit"))
+    for section, size in sorted(student.code_sections.items()):
+        if size != starter.code_sections.get(section, 0):
+            found.append(Violation(f"{name} has {size} bytes of {section} code (the starter's "
+                                   f"{starter.code_sections.get(section, 0)}): code that runs at load or exit"))
+    for kind, entries in sorted(student.entries.items()):
+        extra = Counter(entries) - Counter(starter.entries.get(kind, []))
+        for (group, function), count in sorted(extra.items()):
+            if group in student_groups or group in ("(global)", "(unknown)"):
+                found.append(Violation(f"{name} runs `{function}` from its .{kind} ({group}), which the starter's "
+                                       "does not: code that runs at load or exit"))
+    if student.writable_code and not starter.writable_code:
+        found.append(Violation(f"{name} has a segment both writable and executable"))
+    if student.executable_stack and not starter.executable_stack:
+        found.append(Violation(f"{name} asks for an executable stack"))
+    if student.irelative > starter.irelative:
+        found.append(Violation(f"{name} has indirect functions (ifunc) resolved while it loads"))
     return found
+
+
+def student_groups(student_files) -> set[str]:
+    """How the symbol table names the code of the student's files (nvcc's intermediates)."""
+    groups = set()
+    for name in student_files:
+        base = os.path.basename(name)
+        stem, suffix = os.path.splitext(base)
+        groups |= {base, f"{stem}.cudafe1.cpp"} if suffix == ".cu" else {base}
+    return groups
 
 
 # --- the build: which object is whose -----------------------------------------------------------
@@ -342,115 +697,3 @@ def compile_entries(text: str) -> list[CompileEntry]:
         entries.append(CompileEntry(os.path.normpath(os.path.join(directory, item["file"])), item["output"],
                                     [str(a) for a in argv], directory))
     return entries
-
-
-def given_names(course_root: Path, lab_name: str, student_files: tuple[str, ...]) -> set[str]:
-    """Every identifier of the headers and launchers a student file includes: the lab's own
-    headers (*.hpp, *.cuh, *.h) and common/'s."""
-    names: set[str] = set()
-    folders = [course_root / "labs" / lab_name, course_root / "common"]
-    for folder in folders:
-        for path in sorted(folder.glob("*")):
-            if path.suffix in (".hpp", ".cuh", ".h") and path.name not in student_files and path.is_file():
-                names |= identifiers(path.read_text(encoding="utf-8", errors="replace"))
-    return names
-
-
-# --- the source ---------------------------------------------------------------------------------
-def strip_source(text: str) -> str:
-    """The source with comments, string and character literals blanked (newlines kept)."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            out.append("".join(ch if ch == "\n" else " " for ch in text[i:end]))
-            i = end
-        elif c == "R" and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            open_paren = text.find("(", i + 2)
-            delimiter = text[i + 2:open_paren] if open_paren >= 0 else ""
-            end = text.find(")" + delimiter + '"', open_paren + 1) if open_paren >= 0 else -1
-            end = n if end < 0 else end + len(delimiter) + 2
-            out.append('""' + "".join(ch if ch == "\n" else " " for ch in text[i + 2:end]))
-            i = end
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(c + " " * (min(j, n) - i - 1) + (c if j < n else ""))
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def identifiers(text: str) -> set[str]:
-    return set(re.findall(r"\b[A-Za-z_]\w*\b", strip_source(text)))
-
-
-def check_source(source: str, file_name: str, given_names: set[str]) -> list[Violation]:
-    """Text checks of the student's file: macros over given names, host inline assembly, namespace cl."""
-    found: list[Violation] = []
-    text = strip_source(source)
-    lines = text.split("\n")
-    for number, line in enumerate(lines, 1):
-        match = re.match(r"^\s*#\s*(define|undef)\s+([A-Za-z_]\w*)", line)
-        if match:
-            verb, name = match.groups()
-            if name in given_names:
-                found.append(Violation(f"{file_name} line {number}: #{verb} `{name}`, a name the given headers and "
-                                       "launchers use: it would change their code (use a constexpr instead)"))
-            elif RESERVED.match(name):
-                found.append(Violation(f"{file_name} line {number}: #{verb} `{name}`, a name reserved for the "
-                                       "compiler and the CUDA toolkit"))
-    if re.search(r"\bnamespace\s+cl\b", text):
-        found.append(Violation(f"{file_name} opens `namespace cl`, the course's harness library, which this lab "
-                               "does not need"))
-    for number in _host_asm_lines(lines):
-        found.append(Violation(f"{file_name} line {number}: inline assembly in host code"))
-    return found
-
-
-def _host_asm_lines(lines: list[str]) -> list[int]:
-    """Lines with asm/__asm__ outside __global__/__device__ functions and outside
-    `#if(def) __CUDA_ARCH__` regions."""
-    found = []
-    blocks: list[bool] = []  # per open brace: device code?
-    header: list[str] = []
-    regions: list[bool] = []  # per open #if: device-only?
-    for number, line in enumerate(lines, 1):
-        directive = re.match(r"^\s*#\s*(\w+)(.*)$", line)
-        if directive:
-            word, rest = directive.groups()
-            if word in ("if", "ifdef", "ifndef"):
-                device = "__CUDA_ARCH__" in rest and word != "ifndef" and not re.search(r"!\s*defined", rest)
-                regions.append(device)
-            elif word in ("else", "elif") and regions:
-                regions[-1] = False
-            elif word == "endif" and regions:
-                regions.pop()
-            continue
-        for token in re.findall(r"[A-Za-z_]\w*|[{};]", line):
-            if token == "{":
-                device = bool(blocks and blocks[-1]) or "__global__" in header or (
-                    "__device__" in header and "__host__" not in header)
-                blocks.append(device)
-                header = []
-            elif token == "}":
-                if blocks:
-                    blocks.pop()
-                header = []
-            elif token == ";":
-                header = []
-            else:
-                header.append(token)
-                if token in ASM_WORDS and not (blocks and blocks[-1]) and not any(regions):
-                    found.append(number)
-    return found

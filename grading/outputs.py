@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from .safeio import clean_line, clean_text
 from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, StepGrade
 
 SUMMARY_SCHEMA = "cuda-labs-grade/1"
@@ -43,6 +44,7 @@ def summary(grade) -> dict:
         "seconds": round(grade.seconds, 1),
         "sandbox": grade.sandbox,
         "warnings": grade.warnings,
+        "name_note": next((w for w in grade.warnings if w.startswith("the name ")), ""),
         "ignored_count": grade.taken.ignored_count if grade.taken else 0,
         "labs": {lab.lab: _lab_summary(lab) for lab in grade.labs},
     }
@@ -214,9 +216,10 @@ def _folded(title: str, text: str) -> list[str]:
 def fenced(text: str) -> list[str]:
     """A code block that the text cannot close: its fence is longer than any run of backticks
     or tildes in the text (CommonMark closes a fence only with one at least as long)."""
+    text = clean_text(text)
     longest = max([len(r) for r in re.findall(r"`+|~+", text)] + [0])
     fence = "`" * max(3, longest + 1)
-    return [fence + "text", text.replace("\r", ""), fence]
+    return [fence + "text", text, fence]
 
 
 MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
@@ -224,8 +227,8 @@ MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 
 def md(text) -> str:
     """Text from a submission or a harness, made inert in Markdown: no emphasis, link, image,
-    HTML, code span or table cell of its own; one line."""
-    return MD_SPECIAL.sub(r"\\\1", str(text)).replace("\r", " ").replace("\n", " ")
+    HTML, code span or table cell of its own, no control character; one line."""
+    return MD_SPECIAL.sub(r"\\\1", clean_line(text))
 
 
 def _show_build_log(lab: LabGrade) -> bool:
@@ -274,6 +277,8 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
     writer.writerow(["student", *labs, "total", "max_total", "complete", "notes"])
     for s in sorted(summaries, key=lambda s: str(s.get("submission", ""))):
         row, notes, max_total = [_csv_safe(str(s.get("submission", "")))], [], 0.0
+        if s.get("name_note"):
+            notes.append(str(s["name_note"]))
         for lab in labs:
             entry = s.get("labs", {}).get(lab)
             if entry is None:
@@ -296,5 +301,6 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
 
 
 def _csv_safe(text: str) -> str:
-    """No spreadsheet formulas from submission names or reasons."""
+    """No spreadsheet formulas and no control characters from submission names or reasons."""
+    text = clean_line(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

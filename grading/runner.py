@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import safeio
+from . import dumps, safeio
 from .course import Lab
+from .safeio import clean_line
 from .sandbox import RunResult, Sandbox, read_tail
 
 SCHEMA = "cuda-labs-results/1"
@@ -54,10 +55,12 @@ class HarnessRun:
     steps: dict[str, StepResult] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     device: str = ""
-    roof: dict | None = None
+    roof: dict | None = None  # {"name", "value", "unit", "ceiling"} of the run's roof, as the harness wrote it
     problem: str = ""
     output: str = ""
     seconds: float = 0.0
+    dump: dict = field(default_factory=dict)  # the output dump (dumps.parse): key -> records
+    dump_problem: str = "not asked for"
 
 
 def meson_setup_args(build_dir: Path, source_dir: Path, lab: Lab, labs_from: str, gpu_arch: str) -> list[str]:
@@ -143,43 +146,53 @@ def _run(sandbox, argv, cwd, timeout, rw, ro, env, output_path, trusted=False, u
 def run_harness(sandbox: Sandbox, exe: Path, lab: Lab, seed: int, suite: str, work_dir: Path, timeout: float,
                 ro: list[Path], extra_args: list[str] = (), trusted: bool = False, log_path: Path | None = None,
                 uid: int | None = None, wrapper: list[str] = (), extra_env: dict | None = None,
-                tag: str = "") -> tuple[HarnessRun, RunResult]:
+                tag: str = "", dump: bool = False) -> tuple[HarnessRun, RunResult]:
     """One harness process: `suite` is "correctness" or "perf". The seed goes in the environment of
     this process only, after the build, and is checked against the results it writes. The run can
     write work_dir only; the grader reads its results file from a descriptor of work_dir opened
     before the run, without following links, FIFOs or devices, at most RESULTS_MAX bytes.
-    wrapper: a command the harness runs under (compute-sanitizer)."""
+    wrapper: a command the harness runs under (compute-sanitizer). dump: also ask for the output
+    dump (LAB_DUMP), read back the same way into HarnessRun.dump."""
     name = f"results-{suite}{tag}.json"
+    dump_name = f"dump-{suite}{tag}.jsonl"
     results_path = work_dir / name
     work_fd = safeio.open_dir(work_dir)
     try:
-        try:
-            os.unlink(name, dir_fd=work_fd)
-        except FileNotFoundError:
-            pass
+        for old in (name, dump_name):
+            try:
+                os.unlink(old, dir_fd=work_fd)
+            except FileNotFoundError:
+                pass
         argv = [*wrapper, str(exe), f"-ts={suite}", *extra_args]
         env = {"LAB_SEED": str(seed), "LAB_RESULTS": str(results_path), "HOME": str(work_dir),
                "TMPDIR": str(work_dir), **(extra_env or {})}
+        if dump:
+            env["LAB_DUMP"] = str(work_dir / dump_name)
         result = sandbox.run(argv, cwd=work_dir, timeout=timeout, rw=[work_dir], ro=ro, env=env,
                              output_path=log_path, trusted=trusted, uid=uid)
         data, problem = read_results(work_fd, name)
+        raw_dump, dump_problem = read_results(work_fd, dump_name, dumps.DUMP_MAX) if dump else (None, "")
     finally:
         os.close(work_fd)
-    return interpret(result, data, problem, lab, seed, timeout), result
+    run = interpret(result, data, problem, lab, seed, timeout)
+    if dump:
+        run.dump, run.dump_problem = dumps.parse(raw_dump) if raw_dump is not None else ({}, dump_problem)
+    return run, result
 
 
-def read_results(dir_fd: int, name: str) -> tuple[bytes | None, str]:
-    """The results file's bytes, or (None, why not)."""
+def read_results(dir_fd: int, name: str, limit: int = RESULTS_MAX) -> tuple[bytes | None, str]:
+    """The bytes of a file the run wrote (its results, its output dump), or (None, why not)."""
+    what = "output dump" if name.startswith("dump-") else "results file"
     try:
-        data = safeio.read_regular(Path(name), RESULTS_MAX, dir_fd=dir_fd)
+        data = safeio.read_regular(Path(name), limit, dir_fd=dir_fd)
     except FileNotFoundError:
-        return None, "the harness wrote no results file"
+        return None, f"the harness wrote no {what}"
     except safeio.UnsafeFile as error:
-        return None, f"the results file is unusable: {error}"
+        return None, f"the {what} is unusable: {error}"
     except OSError as error:
-        return None, f"the results file cannot be read ({error.strerror or error})"
-    if len(data) > RESULTS_MAX:
-        return None, "the results file is implausibly large"
+        return None, f"the {what} cannot be read ({error.strerror or error})"
+    if len(data) > limit:
+        return None, f"the {what} is implausibly large"
     return data, ""
 
 
@@ -209,14 +222,14 @@ def interpret(result: RunResult, data: bytes | None, problem: str, lab: Lab, see
             reason = f"crashed ({result.signal_name})"
         elif result.returncode == 2:
             last = [line for line in output.splitlines() if line.strip()]
-            reason = "the harness stopped with an error" + (f": {last[-1][:300]}" if last else "")
+            reason = "the harness stopped with an error" + (f": {clean_line(last[-1])[:300]}" if last else "")
         else:
             reason = f"the harness ended with exit status {result.returncode}"
         return HarnessRun("failed", reason, output=output, seconds=result.seconds)
     if data is None:
         return HarnessRun("failed", f"no usable results: {problem}", output=output, seconds=result.seconds)
-    run = HarnessRun("ok", output=output, seconds=result.seconds, device=str(data.get("device", ""))[:200],
-                     roof=None, problem=str(data.get("problem", ""))[:500])
+    run = HarnessRun("ok", output=output, seconds=result.seconds, device=clean_line(data.get("device", ""))[:200],
+                     roof=_roof(data.get("roof")), problem=clean_line(data.get("problem", ""))[:500])
     for step in data["steps"]:
         if step["id"] in run.steps:
             continue  # the first record of an id counts
@@ -249,7 +262,7 @@ def load_results(raw: bytes | None, problem: str, lab: Lab, seed: int) -> tuple[
     for step in steps:
         if not isinstance(step, dict) or not isinstance(step.get("id"), str) or len(step["id"]) > 40:
             return None, "a step in the results file has no id"
-        clean.append({"id": step["id"], "name": str(step.get("name", ""))[:200],
+        clean.append({"id": clean_line(step["id"]), "name": clean_line(step.get("name", ""))[:200],
                       "correctness": _verdict(step.get("correctness")), "perf": _perf(step.get("perf"))})
     data["steps"] = clean
     return data, ""
@@ -258,7 +271,7 @@ def load_results(raw: bytes | None, problem: str, lab: Lab, seed: int) -> tuple[
 def _verdict(value) -> dict | None:
     if not isinstance(value, dict) or value.get("status") not in STATUSES:
         return None
-    return {"status": value["status"], "message": str(value.get("message", ""))[:2000]}
+    return {"status": value["status"], "message": clean_line(value.get("message", ""))[:2000]}
 
 
 def _number(value) -> float | None:
@@ -267,11 +280,19 @@ def _number(value) -> float | None:
     return None
 
 
+def _roof(value) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    return {"name": str(value.get("name", ""))[:200], "value": _number(value.get("value")),
+            "unit": str(value.get("unit", ""))[:40], "ceiling": _number(value.get("ceiling"))}
+
+
 def _perf(value) -> dict | None:
     verdict = _verdict(value)
     if verdict is None:
         return None
     verdict.update({"time_ms": _number(value.get("time_ms")), "throughput": _number(value.get("throughput")),
-                    "unit": str(value.get("unit", ""))[:40], "percent_of_roof": _number(value.get("percent_of_roof")),
-                    "variant": str(value.get("variant", ""))[:200]})
+                    "unit": clean_line(value.get("unit", ""))[:40],
+                    "percent_of_roof": _number(value.get("percent_of_roof")),
+                    "variant": clean_line(value.get("variant", ""))[:200]})
     return verdict

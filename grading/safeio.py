@@ -11,6 +11,7 @@ opened itself, checks that the result is a regular file, and reads at most a giv
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -144,3 +145,19 @@ def is_under(path: Path, folder: Path) -> bool:
     """Whether `path` is `folder` or lies inside it (both made absolute and real first)."""
     path, folder = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
     return path == folder or folder in path.parents
+
+
+# C0 controls but tab and newline, DEL, C1 controls, and the Unicode controls that reorder or hide
+# text (bidirectional overrides and isolates, zero-width joiners and marks).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def clean_text(text: str) -> str:
+    """Text from a submission or a harness without control characters (terminal escapes, BEL,
+    carriage returns, text-reordering marks); tabs and newlines are kept."""
+    return CONTROL.sub("", str(text)).replace("\r", "")
+
+
+def clean_line(text: str) -> str:
+    """One line of text from a submission or a harness: no control characters, no line breaks."""
+    return clean_text(text).replace("\n", " ").replace("\t", " ")

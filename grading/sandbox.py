@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import parse_size
-from .safeio import CLOEXEC, NOFOLLOW, is_under, tail_fd
+from .safeio import CLOEXEC, NOFOLLOW, is_under, read_fd, tail_fd
 
 TAIL_BYTES = 24_000
 DEFAULT_PATH = "/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -61,6 +61,7 @@ class RunResult:
     output: str  # the end of stdout + stderr
     output_path: Path | None = None
     memory_exceeded: bool = False
+    head: bytes | None = None  # the output from its start, when the caller asked for it (at most head_max + 1 bytes)
 
     @property
     def signal_name(self) -> str:
@@ -275,6 +276,14 @@ class Sandbox:
         first, last = self.run_uids
         return first + secrets.randbelow(last - first + 1)
 
+    def reader_identity(self) -> tuple[int, int] | None:
+        """(uid, gid) that reads a submission, when the grader runs as root: a fresh unprivileged
+        uid and sandbox.user's group. None: the grader's own (it is unprivileged already)."""
+        if os.geteuid() != 0 or self.gid is None:
+            return None
+        uid = self.fresh_uid()
+        return (uid, self.gid) if uid is not None else None
+
     def _choose_memory(self) -> None:
         method = self.memory_method
         if method == "none":
@@ -461,12 +470,13 @@ class Sandbox:
 
     def run(self, argv: list[str], *, cwd: Path, timeout: float, rw: list[Path] = (), ro: list[Path] = (),
             env: dict | None = None, output_path: Path | None = None, gpu: bool = True,
-            limit_memory: bool = True, trusted: bool = False, uid: int | None = None) -> RunResult:
+            limit_memory: bool = True, trusted: bool = False, uid: int | None = None, head_max: int = 0) -> RunResult:
         """Runs argv in the sandbox; never raises for anything the command does.
         output_path: where the whole output goes; it must lie where no sandboxed run can write (the
         grader's own output folder); None: a private temporary file. trusted: the course's own
         code (the reference), run in the same sandbox and limits as the grader's user. uid: the
-        unprivileged uid (default: the sandbox's)."""
+        unprivileged uid (default: the sandbox's). head_max: also return the output from its start,
+        at most head_max + 1 bytes (one more than asked says that there was more)."""
         if not trusted and os.geteuid() == 0:
             uid = uid if uid is not None else self.uid
             if uid is None or uid == 0:
@@ -510,8 +520,9 @@ class Sandbox:
             _kill_tree(process, cgroup)  # on time-out, and always: nothing a run started outlives it
             process.wait()
             exceeded = cgroup.memory_exceeded() if cgroup is not None else False
+            head = read_fd(out_fd, head_max) if head_max else None
             return RunResult(process.returncode, timed_out, time.monotonic() - start, read_tail(out_fd),
-                             output_path, exceeded)
+                             output_path, exceeded, head)
         finally:
             if cgroup is not None:
                 cgroup.remove()

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
 """compute-sanitizer in grading: the command line, and what its output says.
 
-The verdict comes from compute-sanitizer's exit status (--error-exitcode): a student's program can
-print anything, but cannot make the tool return success once it has found an error. The text is
-read only to quote the first finding (kind, kernel, source line) in the report.
+The verdict on a student's run comes from compute-sanitizer's exit status alone (--error-exitcode):
+a student's program can print anything (a kernel's printf can print the tool's own messages), but
+cannot make the tool return success once it has found an error. The text is read only to quote
+the first finding (kind, kernel, source line) in the report, and, for the reference solution
+alone, to tell a tool that cannot work on this machine (calibration, once per lab): a tool that
+worked on the reference and "cannot work" on a student's build has found something.
 """
 
 from __future__ import annotations
@@ -56,17 +59,21 @@ class Outcome:
     returncode: int | None
     timed_out: bool = False
     findings: list[Finding] = field(default_factory=list)
-    tool_failed: str = ""  # the tool itself could not work (the grading machine's fault)
+    tool_failed: str = ""  # the tool itself could not work (the grading machine's fault; the reference's runs only)
+    incomplete: str = ""  # the run under the tool did not get to a step's outputs (set by the grader)
 
     @property
     def found(self) -> bool:
-        """Something is wrong: findings reported, or the run ended abnormally."""
+        """Something is wrong: the tool's exit status says it found errors, or the run ended
+        abnormally (a crash, a signal, the tool failing on this build)."""
         return not self.timed_out and not self.tool_failed and (
-            self.returncode == EXIT_FINDINGS or bool(self.findings) or self.returncode not in (0, 1))
+            self.returncode == EXIT_FINDINGS or self.returncode not in (0, 1) or bool(self.incomplete))
 
     def first(self) -> str:
-        if self.findings:
+        if self.findings and self.returncode == EXIT_FINDINGS:
             return self.findings[0].describe()
+        if self.incomplete and self.returncode in (0, 1):
+            return self.incomplete
         if self.returncode == EXIT_FINDINGS:
             return f"{self.tool}: errors reported (exit status {EXIT_FINDINGS})"
         return f"{self.tool}: the harness ended abnormally under the sanitizer (exit status {self.returncode})"
@@ -110,20 +117,35 @@ def _where(match) -> tuple[str, str]:
     return kernel, location
 
 
-def parse(tool: str, output: str, returncode: int | None, timed_out: bool = False) -> Outcome:
+def parse(tool: str, output: str, returncode: int | None, timed_out: bool = False, trusted: bool = False) -> Outcome:
+    """The outcome of one run under `tool`. trusted: the reference solution's run, whose output may
+    also say that the tool cannot work here; a student's output never decides anything."""
     outcome = Outcome(tool, returncode, timed_out)
     lines = output.splitlines()
     banner = any(line.startswith(PREFIX + "COMPUTE-SANITIZER") for line in lines)
+    if trusted:
+        _tool_failure(outcome, output, lines, banner, returncode, timed_out)
+        if outcome.tool_failed:
+            return outcome
+    _quote_findings(outcome, lines)
+    return outcome
+
+
+def _tool_failure(outcome: Outcome, output: str, lines: list[str], banner: bool, returncode, timed_out) -> None:
     for failure in TOOL_FAILURES:
         if failure in output and not any(line.startswith(PREFIX) and "Invalid" in line for line in lines):
             line = next((l for l in lines if failure in l), failure)
             outcome.tool_failed = line.replace(PREFIX, "").strip()[:200]
-            return outcome
+            return
     if not banner and not timed_out and returncode not in (0, 1, EXIT_FINDINGS):
         tail = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
         if returncode is None or returncode == 127 or "compute-sanitizer" in tail:
             outcome.tool_failed = f"compute-sanitizer did not start: {tail[:200]}"
-            return outcome
+
+
+def _quote_findings(outcome: Outcome, lines: list[str]) -> None:
+    """The findings the output quotes (for the report: never a verdict)."""
+    tool = outcome.tool
     for i, line in enumerate(lines):
         if not line.startswith(PREFIX) or line.startswith(PREFIX + " "):
             continue  # not the tool's, or a detail line of the finding above
@@ -153,4 +175,3 @@ def parse(tool: str, output: str, returncode: int | None, timed_out: bool = Fals
                     break
         finding.kind = finding.kind.rstrip(":. ")
         outcome.findings.append(finding)
-    return outcome

@@ -32,6 +32,7 @@ class StepGrade:
     ratio: float | None = None
     performance_points: float = 0.0
     reasons: list[str] = field(default_factory=list)  # one line per lost point
+    review: list[str] = field(default_factory=list)  # for the instructor (an implausible claim)
 
     @property
     def score(self) -> float:
@@ -63,10 +64,33 @@ def speed_ratio(student: dict, reference: dict, metric: str) -> float | None:
     return None
 
 
+ROOF_MARGIN = 1.10  # clocks and counting conventions; far below any fake (as the harness's own check)
+
+
+def implausible(ratio: float, rule: StepRule, reference_perf: dict | None, roof: dict | None) -> str:
+    """Why a claimed speed cannot be real, or '': faster than the reference by more than
+    rule.max_ratio, or, at the reference's throughput times the ratio, above the roof the reference's
+    own run measured (its ceiling: what the hardware cannot exceed). Both from the grader's side:
+    the reference's records come from the course's own code."""
+    if ratio > rule.max_ratio:
+        return (f"{ratio:.3g} x the reference's speed, more than the {rule.max_ratio:g} x a correct step can "
+                "plausibly reach: the reported time is not trusted")
+    ceiling = (roof or {}).get("ceiling")
+    throughput = (reference_perf or {}).get("throughput")
+    if ceiling and throughput and throughput > 0 and (reference_perf or {}).get("unit") == (roof or {}).get("unit"):
+        implied = throughput * ratio
+        if implied > ROOF_MARGIN * ceiling:
+            return (f"{ratio:.3g} x the reference's speed means {implied:.4g} {roof['unit']}, above this GPU's "
+                    f"ceiling of {ceiling:.4g} {roof['unit']}: the reported time is not trusted")
+    return ""
+
+
 def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dict | None,
-               student_perf: dict | None, reference_perf: dict | None, perf_reason: str = "") -> StepGrade:
+               student_perf: dict | None, reference_perf: dict | None, perf_reason: str = "",
+               roof: dict | None = None) -> StepGrade:
     """One step. student_* are the harness's records (None: absent). perf_reason: why the student's
-    perf run has no record for any step (it crashed, timed out, was not run)."""
+    perf run has no record for any step (it crashed, timed out, was not run). roof: the reference
+    run's roof (its ceiling bounds any plausible speed)."""
     perf_max = rule.performance_points if (reference_perf and reference_perf.get("status") == "passed") else 0.0
     grade = StepGrade(step_id, name, rule.correctness_points, perf_max)
     if reference_perf is not None:
@@ -107,6 +131,11 @@ def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dic
     grade.ratio = speed_ratio(student_perf, reference_perf, rule.metric)
     if grade.ratio is None:
         grade.reasons.append("performance: no time to compare with the reference")
+        return grade
+    why = implausible(grade.ratio, rule, reference_perf, roof)
+    if why:
+        grade.reasons.append(f"performance: {why}: no points")
+        grade.review.append(f"step {step_id}: {why} (no speed points; read the file)")
         return grade
     fraction = perf_fraction(grade.ratio, rule)
     grade.performance_points = round(perf_max * fraction, 4)

@@ -58,10 +58,12 @@ def _normalise(name: str) -> str | None:
     return name if is_safe_relative(name) else None
 
 
-def list_submission(path: Path, wanted: set[str] | None = None, limits: Limits | None = None) -> Listing:
-    """Every entry of the submission (read in a limited child process). wanted: the file names
-    (the lab files) whose content is read. Raises SubmissionError when it cannot be read at all."""
-    read = read_submission(Path(path), wanted or set(), limits or Limits())
+def list_submission(path: Path, wanted: set[str] | None = None, limits: Limits | None = None,
+                    reader: tuple[int, int] | None = None) -> Listing:
+    """Every entry of the submission (read in a limited child process, as `reader`'s (uid, gid) if
+    given). wanted: the file names (the lab files) whose content is read. Raises SubmissionError
+    when it cannot be read at all."""
+    read = read_submission(Path(path), wanted or set(), limits or Limits(), reader)
     if read.error:
         raise SubmissionError(read.error)
     listing = Listing(kind=read.kind, rejected=list(read.rejected))
@@ -133,13 +135,14 @@ def _locate_root(entries: list[Entry], labs: list[Lab]) -> tuple[str, str, Count
     return layout, root, votes
 
 
-def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], limits: Limits | None = None) -> Taken:
-    """Reads the lab files of `labs` from the submission and lists everything it ignores.
-    Never raises on a bad submission: Taken.error says what was wrong (and every lab is then
-    graded as unreadable, with that reason)."""
+def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], limits: Limits | None = None,
+         reader: tuple[int, int] | None = None) -> Taken:
+    """Reads the lab files of `labs` from the submission (as `reader`, an unprivileged (uid, gid),
+    if given) and lists everything it ignores. Never raises on a bad submission: Taken.error says
+    what was wrong (and every lab is then graded as unreadable, with that reason)."""
     wanted = {PurePosixPath(f).name for lab in course.labs() for f in lab.student_files}
     try:
-        listing = list_submission(submission, wanted, limits)
+        listing = list_submission(submission, wanted, limits, reader)
     except SubmissionError as error:
         taken = Taken(kind="unreadable", root="", layout="repository", error=str(error))
         for lab in labs:

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import runner, safeio
+from . import dumps, integrity, runner, safeio
 from .course import Course, Lab
 from .seeds import Seeds
 
@@ -28,16 +28,23 @@ class LabCheck:
 
 
 def _run(exe: Path, lab: Lab, work: Path, seed: int, args: list[str], name: str, timeout: float):
+    """One run of a harness, with its results and its output dump (the grader's output check)."""
     results = work / f"results-{name}.json"
+    dump = work / f"dump-{name}.jsonl"
     results.unlink(missing_ok=True)
+    dump.unlink(missing_ok=True)
     result = runner._run(None, [str(exe), *args], work, timeout, (), (),
-                         {"LAB_SEED": str(seed), "LAB_RESULTS": str(results)}, work / f"{name}.log")
+                         {"LAB_SEED": str(seed), "LAB_RESULTS": str(results), "LAB_DUMP": str(dump)},
+                         work / f"{name}.log")
     work_fd = safeio.open_dir(work)
     try:
         data, problem = runner.read_results(work_fd, results.name)
+        raw_dump, _ = runner.read_results(work_fd, dump.name, dumps.DUMP_MAX)
     finally:
         os.close(work_fd)
-    return result, runner.interpret(result, data, problem, lab, seed, timeout)
+    run = runner.interpret(result, data, problem, lab, seed, timeout)
+    run.dump, run.dump_problem = dumps.parse(raw_dump)
+    return result, run
 
 
 def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeout: float,
@@ -64,6 +71,14 @@ def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeou
             check.lines.append(f"ok   {edition} builds with no warnings")
         builds[edition] = built
 
+    if "solution" in builds and "starter" in builds:
+        # The integrity check the grader makes of every submission: the reference solution must pass
+        # it, or an honest student would be refused.
+        found = integrity.check_solution(course.root, lab, work / lab.name / "starter", work / lab.name / "solution")
+        if found:
+            check.fail("solution: refused by the integrity check:\n" + "\n".join(found[:20]))
+        else:
+            check.lines.append("ok   solution passes the integrity check (against the starter)")
     if "solution" in builds:
         for suite in ("correctness", "perf"):
             _, run = _run(builds["solution"].exe, lab, work / lab.name, seed, [f"-ts={suite}"], f"solution-{suite}",
@@ -84,6 +99,8 @@ def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeou
                 check.fail(f"solution {suite}: " + "; ".join(bad))
             else:
                 check.lines.append(f"ok   solution {suite}: all {len(run.steps)} steps passed")
+            if suite == "correctness" and run.outcome == "ok" and not bad:
+                _check_outputs_again(check, builds["solution"].exe, lab, work / lab.name, seed, run, run_timeout)
     if "starter" in builds and not check.no_gpu:
         result, run = _run(builds["starter"].exe, lab, work / lab.name, seed,
                            ["-ts=correctness", "--expect=not-implemented"], "starter", run_timeout)
@@ -98,6 +115,28 @@ def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeou
         else:
             check.lines.append(f"ok   starter: all {len(run.steps)} steps report 'not implemented'")
     return check
+
+
+def _check_outputs_again(check: LabCheck, exe: Path, lab: Lab, work: Path, seed: int, first, timeout: float) -> None:
+    """The grader compares a student's outputs with the reference's on the same seed
+    (grading/dumps.py): the solution run again on that seed must agree with itself, or the check
+    would refuse honest work (outputs that vary beyond the harness's tolerance, a comparison
+    whose expected values come from the outputs)."""
+    _, again = _run(exe, lab, work, seed, ["-ts=correctness"], "solution-correctness-again", timeout)
+    if again.outcome != "ok":
+        check.fail(f"solution correctness, run again: {again.reason}")
+        return
+    if not first.dump:
+        check.fail(f"solution correctness: no output dump for the grader ({first.dump_problem})")
+        return
+    differ = [f"step {i}: {why}" for i in first.order if (why := dumps.check_step(i, again.dump, first.dump))]
+    if differ:
+        check.fail("solution correctness: the outputs of a second run on the same seed differ from the first "
+                   "beyond the tolerances (the grader's output check would refuse it): " + "; ".join(differ))
+    else:
+        checked = sum(1 for i in first.order if first.dump.get(dumps.step_key(i)))
+        check.lines.append(f"ok   solution outputs agree with themselves on a second run ({checked} steps with "
+                           "outputs the grader checks)")
 
 
 def verify(course: Course, labs: list[Lab], gpu_arch: str, build_timeout: float, run_timeout: float,

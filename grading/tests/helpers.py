@@ -34,10 +34,14 @@ results_path = os.environ["LAB_RESULTS"]
 run_dir = os.path.dirname(results_path)
 fault = spec.get("fault", {{}}).get("sanitizer" if tool else suite)
 if tool:  # under the fake compute-sanitizer: the steps listed for this tool have findings
+    if spec.get("printed"):  # what a kernel's printf can print: the tool's own words
+        print(spec["printed"], flush=True)
     bad = [s for s in spec.get("sanitizer", {{}}).get(tool, []) if only is None or s == only]
     if bad:
         print(spec.get("report", "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 1 error"), flush=True)
         sys.exit(99)
+    if fault == "early":  # ends before the tool could see a kernel, "successfully"
+        sys.exit(0)
 if fault == "secret":
     print(open(spec["secret"]).read())
 if fault in ("link", "fifo", "devzero", "folder", "daemon"):
@@ -86,9 +90,20 @@ for sid, step in spec["steps"].items():
                          "throughput": step.get("throughput", 100.0 / step["time_ms"]), "unit": "GB/s",
                          "percent_of_roof": 10.0, "variant": ""}}
     steps.append(entry)
+dump_path = os.environ.get("LAB_DUMP")
+dump = spec.get("dump", {{}})  # step -> "none" (no record) or "wrong" (other outputs); else the right ones
+if dump_path and suite == "correctness" and fault != "nodump":
+    with open(dump_path, "w") as out:
+        for entry in steps:
+            sid = entry["id"]
+            if entry["correctness"]["status"] != "passed" or dump.get(sid) == "none":
+                continue
+            shift = 1000.0 if dump.get(sid) == "wrong" else 0.0
+            out.write(json.dumps({{"key": "check " + sid, "n": 0, "count": 100, "sums": [seed % 997 + int(sid) + shift,
+                      seed % 991 - shift], "tolerance": 0.5, "magnitude": 1000.0, "non_finite": 0}}) + "\n")
 results = {{"schema": "cuda-labs-results/1", "lab": spec.get("lab", "01-fake"),
            "seed": seed + (1 if fault == "wrongseed" else 0), "device": "Fake GPU", "skipped": "",
-           "problem": "fake", "roof": None, "steps": steps}}
+           "problem": "fake", "roof": spec.get("roof"), "steps": steps}}
 with open(results_path, "w") as out:
     json.dump(results, out)
 sys.exit(0 if all(s.get("correctness", "passed") == "passed" for s in spec["steps"].values()) else 1)
@@ -160,9 +175,10 @@ def fake_sanitizer(folder: Path) -> Path:
     return bin_dir
 
 
-def fake_baseline(self, lab):
-    """Stands in for Reference.baseline: the fake course compiles nothing (source checks only)."""
-    return {}
+def fake_starter(self, lab):
+    """Stands in for Reference.starter: the fake course compiles nothing (no integrity check)."""
+    from grading.integrity import Starter
+    return Starter()
 
 
 def sandbox_for_tests(config: Config | None = None, **overrides) -> Sandbox:

@@ -4,6 +4,7 @@
 import json
 import os
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from grading import grade as grade_module
@@ -11,7 +12,7 @@ from grading import outputs
 from grading.config import Config
 from grading.grade import Grader, Reference
 from grading.seeds import Seeds
-from grading.tests.helpers import TempDirTest, fake_baseline, fake_build, make_fake_course, sandbox_for_tests
+from grading.tests.helpers import TempDirTest, fake_starter, fake_build, make_fake_course, sandbox_for_tests
 
 
 def student(steps, fault=None, lab="01-fake", **extra):
@@ -28,7 +29,7 @@ class FakeGradeBase(TempDirTest):
     def setUp(self):
         super().setUp()
         for target, name, value in ((grade_module.runner, "build", fake_build),
-                                    (grade_module.Reference, "baseline", fake_baseline)):
+                                    (grade_module.Reference, "starter", fake_starter)):
             patcher = mock.patch.object(target, name, value)
             patcher.start()
             self.addCleanup(patcher.stop)
@@ -196,6 +197,89 @@ class FakeGradeTest(FakeGradeBase):
         report = (out / "=bob" / "report.md").read_text()
         self.assertIn("compile error", report)
         self.assertIn("Points lost", report)
+
+
+class WhatTheGraderChecksItselfTest(FakeGradeBase):
+    """The results file is the student's process's word: the grader checks it from outside."""
+
+    def test_steps_whose_outputs_do_not_match_the_references_get_nothing(self):
+        # A forged results file: every step "passed", but the outputs the harness dumped (or not)
+        # are not the reference solution's on the same inputs.
+        steps = {"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}
+        lab = self.lab(student(steps, dump={"1": "none", "2": "wrong"}))
+        self.assertEqual((lab.state, [s.score for s in lab.steps]), ("graded", [0.0, 0.0]))
+        self.assertEqual([s.correctness_status for s in lab.steps], ["wrong", "wrong"])
+        self.assertIn("the grader's check of its outputs against the reference solution's on the same inputs failed: "
+                      "its run recorded no outputs", lab.steps[0].reasons[0])
+        self.assertIn("sums of the outputs", lab.steps[1].reasons[0])
+        self.assertEqual(len([f for f in lab.review_flags if "reported as passed" in f]), 2)
+        lab = self.lab(student(steps, {"correctness": "nodump"}))
+        self.assertEqual(lab.score, 0.0)
+        self.assertIn("no output dump", lab.steps[0].reasons[0])
+
+    def test_a_claimed_speed_beyond_belief_gets_no_speed_points_and_a_review_flag(self):
+        lab = self.lab(student({"1": {"time_ms": 0.001}, "2": {"time_ms": 0.5}}))
+        self.assertEqual([s.score for s in lab.steps], [1.0, 1.0])  # 1000 x and 4 x: no speed points
+        self.assertIn("1e+03 x the reference's speed, more than the 3 x a correct step can plausibly reach",
+                      lab.steps[0].reasons[0])
+        self.assertEqual(len([f for f in lab.review_flags if "not trusted" in f]), 2)
+        lab = self.lab(student({"1": {"time_ms": 0.4}, "2": {"time_ms": 2.0}}))  # 2.5 x: believable
+        self.assertEqual(lab.score, 4.0)
+
+    def test_a_speed_above_the_gpus_roof_gets_no_speed_points(self):
+        roof = {"name": "memcpy", "value": 110.0, "unit": "GB/s", "ceiling": 120.0}
+        (self.course.root / "solutions/01-fake/fake.cu").write_text(
+            student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, roof=roof))
+        lab = self.lab(student({"1": {"time_ms": 0.5}, "2": {"time_ms": 1.9}}))
+        self.assertEqual([s.score for s in lab.steps], [1.0, 2.0])
+        self.assertIn("above this GPU's ceiling of 120 GB/s", lab.steps[0].reasons[0])
+
+    def test_an_integrity_check_that_cannot_finish_fails_the_lab_with_a_flag(self):
+        from grading.integrity import Outcome
+        failure = "the integrity check could not finish on the student's files: objdump took longer than 300 s"
+        with mock.patch.object(grade_module.integrity, "check",
+                               lambda *a, **k: Outcome(failure=failure, flags=[failure + " (scored 0; read the file)"])):
+            lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}))
+        self.assertEqual((lab.state, lab.score, lab.reason), ("failed", 0.0, failure))
+        self.assertIn("read the file", lab.review_flags[0])
+
+    def test_a_starter_that_cannot_be_checked_is_the_courses_fault(self):
+        from grading.objcheck import ObjectCheckError
+
+        def broken(self, lab):
+            raise ObjectCheckError("the starter of 01-fake does not build")
+
+        with mock.patch.object(grade_module.Reference, "starter", broken):
+            lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}))
+        self.assertEqual(lab.state, "not_graded")
+        self.assertIn("the starter could not be built or read", lab.reason)
+
+
+class ScratchTest(FakeGradeBase):
+    def test_keep_scratch_keeps_the_lab_folders(self):
+        self.grader.keep_scratch, self.grader.tmpfs = True, False
+        self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}))
+        kept = [p for p in self.scratch.iterdir() if p.name.startswith("01-fake-")]
+        self.assertEqual(len(kept), 1)
+        self.assertTrue((kept[0] / "src" / "labs" / "01-fake" / "fake.cu").is_file())
+        self.assertTrue((kept[0] / "run").is_dir())
+
+    @unittest.skipUnless(os.geteuid() == 0, "mounting a tmpfs needs root")
+    def test_the_run_folders_are_on_a_size_limited_tmpfs(self):
+        from grading.grade import LabRun
+        from grading.scoring import LabGrade
+        self.grader.config.limits["scratch_max"] = "1M"
+        grader = Grader(self.course, self.grader.config, self.sandbox, self.reference, Seeds(), "90", self.scratch)
+        run = LabRun(self.course.labs()[0], "s", self.tmp, LabGrade("01-fake", "", "graded"))
+        with grader.scratch(run) as folders:
+            if not grader.tmpfs:
+                self.skipTest("no tmpfs can be mounted here: " + "; ".join(grader.warnings))
+            mounts = Path("/proc/self/mounts").read_text()
+            self.assertIn(f" {folders.root} tmpfs ", mounts)
+            with self.assertRaises(OSError):
+                (folders.root / "big").write_bytes(b"x" * (2 << 20))
+        self.assertNotIn(f" {folders.root} ", Path("/proc/self/mounts").read_text())
+        self.assertFalse(folders.root.exists())
 
 
 if __name__ == "__main__":

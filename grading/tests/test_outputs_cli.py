@@ -87,6 +87,24 @@ class CliTest(TempDirTest):
             code = main(list(map(str, argv)))
         return code, out.getvalue(), err.getvalue()
 
+    def test_progress_lines(self):
+        from grading.__main__ import Progress, format_duration, progress_line
+        self.assertEqual(progress_line(0, 40, 0, 0.0), "0 / 40 submissions, 0 labs graded, time left not known yet")
+        self.assertEqual(progress_line(3, 40, 21, 600.0), "3 / 40 submissions, 21 labs graded, about 2 h 03 min left")
+        self.assertEqual(format_duration(45), "45 s")
+        self.assertEqual(format_duration(600), "10 min")
+        for tty, expected in ((False, 1), (True, 3)):
+            stream = io.StringIO()
+            stream.isatty = lambda tty=tty: tty
+            progress = Progress(2, stream)
+            progress.lab_done()
+            progress.lab_done()
+            progress.submission_done("alice", 3.5, 4.0)
+            lines = stream.getvalue().splitlines()
+            self.assertEqual(len(lines), expected, lines)  # on a terminal, after every lab too
+            self.assertRegex(lines[-1], r"^\[grading\] alice: 3.5 / 4; 1 / 2 submissions, 2 labs graded, about "
+                                        r"\d+ s left$")
+
     def test_submission_ids(self):
         self.assertEqual(submission_id(Path("alice smith.tar.gz")), "alice_smith")
         self.assertEqual(submission_id(Path("bob.zip")), "bob")
@@ -164,7 +182,7 @@ class BatchTest(TempDirTest):
 
         from grading import grade as grade_module
         from grading.sandbox import Sandbox
-        from grading.tests.helpers import bwrap_works, fake_baseline, fake_build
+        from grading.tests.helpers import bwrap_works, fake_starter, fake_build
         from grading.tests.test_grade_fake import student
 
         course = make_fake_course(self.tmp / "course")
@@ -191,17 +209,25 @@ class BatchTest(TempDirTest):
         if not bwrap_works():
             argv.append("--no-sandbox")
         with mock.patch.object(grade_module.runner, "build", fake_build), \
-                mock.patch.object(grade_module.Reference, "baseline", fake_baseline), \
+                mock.patch.object(grade_module.Reference, "starter", fake_starter), \
                 mock.patch.object(Sandbox, "check_toolchain", lambda self: None):
             code, stdout, err = CliTest.run_cli(self, *argv)
-        self.assertEqual(code, 3, err)  # refused submissions make the run incomplete
+        self.assertEqual(code, 0, err)  # every submission graded, colliding names included
         rows = {row["student"]: row for row in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
         self.assertEqual(rows["bob"]["total"], "4")
         self.assertEqual(rows["caf_"]["total"], "4")  # a name that is not UTF-8, graded
         self.assertEqual((rows["broken"]["01-fake"], rows["broken"]["complete"]), ("0", "yes"))
         self.assertIn("could not be read", rows["broken"]["notes"])
-        for name in ("alice", "alice.zip"):
-            self.assertIn("would share the output folder 'alice'", rows[name]["notes"])
-        self.assertIn("grader's own outputs", rows["gradebook.csv"]["notes"])
-        self.assertFalse((out / "alice").exists())
+        # Two names that give one id: both graded, each under its own id, and the collision reported.
+        self.assertEqual((rows["alice"]["total"], rows["alice-2"]["total"]), ("4", "4"))
+        self.assertIn("the name 'alice' gives the same id as alice.zip: graded as 'alice'", rows["alice"]["notes"])
+        self.assertIn("the name 'alice.zip' gives the same id as alice: graded as 'alice-2'", rows["alice-2"]["notes"])
+        self.assertIn("graded as 'alice-2'", (out / "alice-2" / "report.md").read_text())
+        self.assertIn("is one the grader's own outputs use: graded as 'gradebook.csv-2'", rows["gradebook.csv-2"]["notes"])
+        self.assertIn("graded as 'alice-2'", err)
         self.assertIn("not UTF-8", (out / "caf_" / "report.md").read_text())
+        # Not on a terminal: one progress line per submission, nothing per stage.
+        lines = [line for line in err.splitlines() if " submissions, " in line]
+        self.assertEqual(len(lines), 6, err)
+        self.assertRegex(lines[-1], r"^\[grading\] \S+: [\d.]+ / 4; 6 / 6 submissions, 6 labs graded, about 0 s left$")
+        self.assertNotIn(": building", err)

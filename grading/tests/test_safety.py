@@ -87,6 +87,63 @@ class PlantedFilesTest(FakeGradeBase):
         self.assertTrue(all(len(f.rstrip("text")) == len(fence[0].rstrip("text")) for f in fence))
 
 
+class OutsideTheProcessTest(FakeGradeBase):
+    """Class 6: what a submission can do to the grader's own files and terminal."""
+
+    CONTROL = "\x1b]0;owned\x07\x1b[2J\rFull marks\x08\x00\u202egnp.exe\x9b"
+
+    def setUp(self):
+        super().setUp()
+        self.secret = self.tmp / "root-only" / "secret.txt"
+        self.secret.parent.mkdir(mode=0o700)
+        self.secret.write_text("TOP-SECRET-TOKEN\n")
+        self.secret.chmod(0o600)
+
+    def test_control_characters_reach_no_log_line_csv_cell_or_markdown_line(self):
+        import contextlib
+        import io
+        from grading import grade as grade_module
+        message = "wrong at 3" + self.CONTROL
+        errors = io.StringIO()
+        with contextlib.redirect_stderr(errors):
+            verbose, grade_module.VERBOSE = grade_module.VERBOSE, True
+            try:
+                g = self.grade(student({"1": {"correctness": "wrong", "message": message}, "2": {"time_ms": 2.0}}),
+                               name="evil\x1b[31m")
+            finally:
+                grade_module.VERBOSE = verbose
+        g.labs[0].reason = "the harness stopped with an error: " + self.CONTROL
+        texts = {"log": errors.getvalue(), "markdown": outputs.markdown(g),
+                 "csv": outputs.gradebook([outputs.summary(g)]),
+                 "gradescope": "\n".join(t["output"] for t in outputs.gradescope(g)["tests"])}
+        for what, text in texts.items():
+            with self.subTest(output=what):
+                bad = [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
+                       or c in "\u202e"]
+                self.assertEqual(bad, [], what)
+        self.assertIn("Full marks", texts["markdown"])  # the text stays, without its controls
+
+    def test_a_hard_link_in_a_folder_submission_is_not_read(self):
+        sub = self.tmp / "subs" / "linked" / "labs" / "01-fake"
+        sub.mkdir(parents=True)
+        os.link(self.secret, sub / "fake.cu")  # the same file under another name
+        g = self.grader.grade(sub.parent.parent, "linked", self.course.labs(), self.tmp / "out" / "linked" / "logs")
+        self.assertEqual(g.labs[0].state, "not_submitted")
+        self.assertIn("labs/01-fake/fake.cu: a hard link (the file has 2 names), not read", g.taken.ignored)
+        self.assertNotIn("TOP-SECRET-TOKEN", outputs.markdown(g))
+
+    @unittest.skipUnless(os.geteuid() == 0, "reading as an unprivileged user needs root")
+    def test_submissions_are_read_as_an_unprivileged_user(self):
+        sub = self.tmp / "subs" / "private" / "labs" / "01-fake"
+        sub.mkdir(parents=True)
+        (sub / "fake.cu").write_text(student(STEPS))
+        (sub / "fake.cu").chmod(0o600)  # root's alone: the reader cannot open it
+        g = self.grader.grade(sub.parent.parent, "private", self.course.labs(), self.tmp / "out" / "private" / "logs")
+        self.assertEqual(g.labs[0].state, "not_submitted")
+        self.assertTrue(any("not readable by the unprivileged user that reads submissions" in line
+                            for line in g.taken.ignored), g.taken.ignored)
+
+
 class StagingTest(TempDirTest):
     def test_only_tracked_files_and_only_the_graded_lab_reach_the_build_tree(self):
         course = make_fake_course(self.tmp / "course", labs=("01-fake", "02-other"))

@@ -140,12 +140,22 @@ class ParseTest(TempDirTest):
         self.assertTrue(sanitizers.parse("memcheck", forged, 99).found)  # printed by the student: ignored
         self.assertTrue(sanitizers.parse("memcheck", CLEAN, 2).found)  # ended abnormally under the tool
 
-    def test_a_tool_that_cannot_work_is_the_machines_fault(self):
-        outcome = sanitizers.parse("memcheck", DEVICE_NOT_SUPPORTED, 1)
+    def test_a_tool_that_cannot_work_on_the_reference_is_the_machines_fault(self):
+        outcome = sanitizers.parse("memcheck", DEVICE_NOT_SUPPORTED, 1, trusted=True)
         self.assertFalse(outcome.found)
         self.assertIn("Device not supported", outcome.tool_failed)
-        outcome = sanitizers.parse("memcheck", "sh: compute-sanitizer: not found\n", 127)
+        outcome = sanitizers.parse("memcheck", "sh: compute-sanitizer: not found\n", 127, trusted=True)
         self.assertIn("did not start", outcome.tool_failed)
+
+    def test_on_a_students_run_only_the_exit_status_decides(self):
+        # The tool's failure message, printed by a kernel: ignored; the exit status still says "found".
+        outcome = sanitizers.parse("racecheck", DEVICE_NOT_SUPPORTED + RACECHECK_WARP, 99)
+        self.assertEqual((outcome.found, outcome.tool_failed), (True, ""))
+        # Findings printed by the program, with a clean exit status: nothing found.
+        outcome = sanitizers.parse("memcheck", MEMCHECK_ONE_PAST_END, 0)
+        self.assertFalse(outcome.found)
+        # The tool dying on the student's build is a finding, not "could not check".
+        self.assertTrue(sanitizers.parse("memcheck", "", 139).found)
 
     def test_command_line(self):
         argv = sanitizers.command("/cuda/bin/compute-sanitizer", "racecheck", ["./h", "-ts=correctness"])
@@ -215,6 +225,24 @@ class SanitizerGradingTest(fake.FakeGradeBase):
                                report=RACECHECK_WARP))
         self.assertEqual(g.score, 4.0)
         self.assertIn("the reference solution itself fails racecheck", " ".join(g.warnings))
+
+    def test_a_printed_tool_failure_hides_nothing(self):
+        # Class 3: a kernel prints the tool's own failure message; racecheck's exit status decides.
+        work = student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, sanitizer={"racecheck": ["2"]},
+                       report=RACECHECK_WARP, printed=DEVICE_NOT_SUPPORTED)
+        lab = self.lab(work)
+        self.assertEqual([s.correctness_status for s in lab.steps], ["passed", "sanitizer"])
+        self.assertEqual(lab.score, 2.0)
+        self.assertFalse(any("could not check" in flag for flag in lab.review_flags), lab.review_flags)
+        # The same words with nothing to find: no finding, no "could not check" either.
+        clean = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, printed=DEVICE_NOT_SUPPORTED))
+        self.assertEqual((clean.score, clean.review_flags), (4.0, []))
+
+    def test_a_run_that_ends_before_the_tool_sees_a_kernel_is_a_finding(self):
+        lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"sanitizer": "early"}))
+        self.assertEqual([s.correctness_status for s in lab.steps], ["sanitizer", "sanitizer"])
+        self.assertEqual(lab.score, 0.0)
+        self.assertIn("under the tool, step 1 did not give its outputs", lab.steps[0].reasons[0])
 
     def test_results_the_sanitized_run_writes_are_not_trusted(self):
         # The whole run and its step reruns exit 99: findings, even though every step "passed".
