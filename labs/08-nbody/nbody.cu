@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Lab 08, all-pairs n-body: the kernels you write. Given and complete: the launchers and the
-// resource queries (nbody_launchers.cuh, included at the end) and the device helpers
-// rsqrt_of_normal, store_acceleration and no_body (nbody_device.cuh).
+// launch shapes (nbody_launchers.cuh, included at the end) and the device code of
+// nbody_device.cuh (rsqrt_of_normal, store_acceleration, no_body, sum_partials_kernel).
 #include "nbody.hpp"
 
 #include "nbody_device.cuh"
 
 namespace nbody {
 
-// The block and tile shapes (given): kThreadsPerBlock and step 5's unroll factor.
+// The block and tile shapes (given): kThreadsPerBlock and the unroll factors of steps 5 to 7.
 #include "nbody_tiles.cuh"
 
 namespace {
@@ -23,23 +23,26 @@ namespace {
 // m (r_other - r_self) / (|r_other - r_self|^2 + eps^2)^(3/2). With other == self the distance
 // is 0 and so is the term (0 times a finite scale): no test for j == i is needed.
 [[maybe_unused]] __device__ void add_interaction(float3 self, float4 other, float3& acc) {
-    // TODO(step 1): d = (other.x - self.x, ...); dist2 = |d|^2 + kSofteningSquared;
-    // inv_dist = 1.0F / sqrtf(dist2); scale = other.w * inv_dist^3; acc += d * scale
-    // (component by component). Lab sheet: README.md, section 1.
+    // TODO(step 1): add to acc the formula above, in float, with the inverse distance computed
+    // as 1.0F / sqrtf(|d|^2 + kSofteningSquared). Lab sheet: README.md, section 1.
+    // HINT(step 1): d = (other.x - self.x, ...); dist2 = |d|^2 + kSofteningSquared;
+    // HINT(step 1): inv_dist = 1.0F / sqrtf(dist2); scale = other.w * inv_dist^3; acc += d * scale
+    // HINT(step 1): (component by component).
 }
 
 // Step 4's interaction: 12 FP32 instructions and rsqrtf.
 [[maybe_unused]] __device__ void add_interaction_rsqrtf(float3 self, float4 other, float3& acc) {
-    // TODO(step 4): step 1's interaction in 12 FP32 instructions and one rsqrtf: start
-    // dist2 from the softening, dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx,
-    // kSofteningSquared))); inv_dist = rsqrtf(dist2); accumulate with fmaf(dx, scale, acc.x)...
-    // Lab sheet: README.md, section 4.
+    // TODO(step 4): step 1's interaction in 12 FP32 instructions and one rsqrtf (at most 2 ulp
+    // off: the harness's tolerance allows it). Lab sheet: README.md, section 4.
+    // HINT(step 4): start dist2 from the softening, dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx,
+    // HINT(step 4): kSofteningSquared))); inv_dist = rsqrtf(dist2); accumulate with
+    // HINT(step 4): acc.x = fmaf(dx, scale, acc.x), and likewise for y and z.
 }
 
-// Step 5's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
+// Steps 5 to 7's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
 [[maybe_unused]] __device__ void add_interaction_bare(float3 self, float4 other, float3& acc) {
-    // TODO(step 5): add_interaction_rsqrtf with rsqrt_of_normal(dist2) in place of rsqrtf.
-    // Lab sheet: README.md, section 5.
+    // TODO(step 5): add_interaction_rsqrtf with the given rsqrt_of_normal(dist2) in place of
+    // rsqrtf (the same bits for every dist2 >= eps^2). Lab sheet: README.md, section 5.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -47,26 +50,28 @@ namespace {
 // ---------------------------------------------------------------------------------------
 
 // Slow before: step 0, one CPU core, computes the N^2 interactions one after another.
-// Fixes: one thread per body and all bodies at once; but a body is a 28-byte structure, so
-// every body a thread visits costs four 4-byte loads, with the velocities in the same lines.
 __global__ void naive_aos_kernel(const Body* bodies, int count, float* accel) {
-    // TODO(step 1): i = blockIdx.x * blockDim.x + threadIdx.x; a thread with i >= count
-    // returns (this kernel has no barrier). Add the interaction of body i with every body j
-    // in [0, count), j == i included, starting from acc = 0, with add_interaction (write it
-    // first, above); then store_acceleration(accel, i, acc). Lab sheet: README.md, section 1.
+    // TODO(step 1): body i by thread i of the 1-D grid (the launcher starts blocks enough for
+    // count bodies, the last one partly past the end): accel of body i = the sum, from 0, of
+    // add_interaction (write it first, above) with every body j in [0, count), j == i included
+    // (its term is exactly 0), read from the array of structures; stored with
+    // store_acceleration for every i < count, nothing for the others. This kernel has no
+    // barrier. Lab sheet: README.md, section 1.
+    // HINT(step 1): i = blockIdx.x * blockDim.x + threadIdx.x; return if i >= count; self from
+    // HINT(step 1): bodies[i]; acc = (0, 0, 0); for every j, add_interaction(self,
+    // HINT(step 1): make_float4(bodies[j].x, bodies[j].y, bodies[j].z, bodies[j].mass), acc);
+    // HINT(step 1): then store_acceleration(accel, i, acc).
 }
 
 // ---------------------------------------------------------------------------------------
 // Step 2: position and mass in one aligned float4.
 // ---------------------------------------------------------------------------------------
 
-// Slow before: four 4-byte loads per body visited, from 28-byte structures that are not
-// 16-byte aligned and drag the unused velocities into the cache.
-// Fixes: x, y, z and mass packed in an aligned float4: one 16-byte load per body, and a
-// 128-byte line holds 8 bodies instead of 4.6.
+// Slow before: four 4-byte loads per body visited: a 28-byte structure is aligned like a float,
+// so no 16-byte load can be used, and it drags the unused velocities into the cache.
 __global__ void naive_float4_kernel(const float4* pos_mass, int count, float* accel) {
-    // TODO(step 2): step 1 with pos_mass[j] (one float4: x, y, z, w = mass) in place of the
-    // four fields of bodies[j]. Lab sheet: README.md, section 2.
+    // TODO(step 2): step 1's result, each body read as one float4 pos_mass[j] (x, y, z,
+    // w = mass) in place of the four fields of bodies[j]. Lab sheet: README.md, section 2.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -75,15 +80,19 @@ __global__ void naive_float4_kernel(const float4* pos_mass, int count, float* ac
 
 // Slow before: every thread fetches all N bodies itself through the L1 cache: each warp of
 // the block repeats the same N loads, each through the load/store pipeline and its latency.
-// Fixes: the block stages a tile of blockDim.x bodies in shared memory (one coalesced 16-byte
-// load per thread) and every thread reads the whole tile from there: a broadcast, no conflict.
 __global__ void shared_tiles_kernel(const float4* pos_mass, int count, float* accel) {
-    // TODO(step 3): extern __shared__ float4 tile[]; (blockDim.x bodies: the launcher sizes
-    // it). No early return: a thread with i >= count takes no_body() as its own body, loads
-    // its share of every tile and reaches every barrier; only the store is skipped.
-    // For base = 0, blockDim.x, ... while base < count: tile[threadIdx.x] = pos_mass[base +
-    // threadIdx.x], or no_body() past the end; __syncthreads(); add the interactions with
-    // all blockDim.x bodies of the tile; __syncthreads(). Lab sheet: README.md, section 3.
+    // TODO(step 3): step 2's result (one thread per body, as before), with the bodies j read
+    // from tiles of blockDim.x bodies that the block stages in extern __shared__ float4 tile[]
+    // (blockDim.x of them: the launcher sizes it), each thread loading one body per tile.
+    // Correct for any count: nothing read past pos_mass[count - 1], every thread of the block
+    // reaches every __syncthreads() (no early return), and no thread reads a slot of the tile
+    // before it is written or overwrites one that another thread still reads.
+    // Lab sheet: README.md, section 3.
+    // HINT(step 3): own = i < count ? pos_mass[i] : no_body(); acc = (0, 0, 0);
+    // HINT(step 3): for (base = 0; base < count; base += blockDim.x): j = base + threadIdx.x;
+    // HINT(step 3):   tile[threadIdx.x] = j < count ? pos_mass[j] : no_body(); __syncthreads();
+    // HINT(step 3):   add_interaction with tile[k] for every k < blockDim.x; __syncthreads();
+    // HINT(step 3): then store only if i < count.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -92,35 +101,86 @@ __global__ void shared_tiles_kernel(const float4* pos_mass, int count, float* ac
 
 // Slow before: per interaction a loop counter, a compare, a branch and an address computed at
 // run time, and an IEEE square root and division that cost about twice the arithmetic itself.
-// Fixes: the tile is a template parameter and the loop is unrolled kUnroll times (constant
-// shared-memory offsets, one branch per kUnroll bodies); rsqrtf is one SFU instruction.
 template <int kTile, int kUnroll>
 __global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos_mass, int count, float* accel) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
-    // TODO(step 4): step 3 with a static tile, __shared__ float4 tile[kTile], the block size
-    // kTile in place of blockDim.x, #pragma unroll kUnroll on the loop over the tile, and
-    // add_interaction_rsqrtf (write it first, above). Lab sheet: README.md, section 4.
+    // TODO(step 4): step 3's result and rules, with the block size known to the compiler (the
+    // launcher starts blocks of kTile threads), a static tile __shared__ float4 tile[kTile], the
+    // loop over a tile's bodies unrolled kUnroll times, and add_interaction_rsqrtf (write it
+    // first, above). Lab sheet: README.md, section 4.
+    // HINT(step 4): kTile wherever step 3 has blockDim.x; #pragma unroll kUnroll on the loop over
+    // HINT(step 4): k < kTile (the loop over the tile's bodies, not the loop over the tiles).
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 5: several bodies per thread, the body read from the tile reused in registers.
+// Step 5: step 4 with the bare reciprocal square root.
 // ---------------------------------------------------------------------------------------
 
-// Slow before: each interaction costs a shared-memory load and its share of the loop besides
-// its 12 FP32 instructions, and rsqrtf's subnormal guard adds 3 more around the MUFU.RSQ.
-// Fixes: each thread computes kBodies bodies, so one body read from the tile (one load, one
-// loop step) serves kBodies independent interactions in registers; and the bare MUFU.RSQ.
-template <int kTile, int kBodies, int kUnroll>
-__global__ void __launch_bounds__(kTile) register_blocked_kernel(const float4* pos_mass, int count, float* accel) {
+// Slow before: rsqrtf's MUFU.RSQ comes with a subnormal guard, issued for every interaction
+// though never taken here (section 5 says how to count it).
+template <int kTile, int kUnroll>
+__global__ void __launch_bounds__(kTile) bare_tiles_kernel(const float4* pos_mass, int count, float* accel) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
-    // TODO(step 5): a block of kTile threads computes kTile * kBodies bodies; this thread's
-    // are first + b * kTile for b < kBodies, first = blockIdx.x * kTile * kBodies +
-    // threadIdx.x (each load and store coalesced). Keep their positions and accelerations in
-    // arrays float3 self[kBodies], acc[kBodies] (loops over b fully unrolled, so that they stay
-    // in registers). Tiles and barriers as in step 4; for each body k of the tile (#pragma
-    // unroll kUnroll) read tile[k] once and add its interaction with all kBodies bodies, with
-    // add_interaction_bare (write it first, above). Store the bodies below count.
-    // Lab sheet: README.md, section 5.
+    // TODO(step 5): your step 4 kernel with add_interaction_bare (write it first, above) in
+    // place of add_interaction_rsqrtf. Lab sheet: README.md, section 5.
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 6: the j-split, q threads per body in q blocks, each over 1/q of the tiles.
+// ---------------------------------------------------------------------------------------
+
+// The tiles of split `split` out of `splits`: [first, end) of the `tiles` tiles, as even as
+// integer division makes them (64-bit products: tiles x splits may pass 2^31).
+struct TileRange {
+    int first;
+    int end;
+};
+[[maybe_unused]] __device__ TileRange tiles_of_split(int tiles, int split, int splits) {
+    // TODO(step 6): the range [first, end) of split `split` (0 <= split < splits <= tiles): the
+    // splits' ranges follow each other in split order and cover [0, tiles), each at least one
+    // tile long, their lengths differing by one at most. Lab sheet: README.md, section 6.
+    // HINT(step 6): first = tiles * split / splits, end = tiles * (split + 1) / splits, both
+    // HINT(step 6): products in long long.
+    return {0, 0};
+}
+
+// Slow before: one thread per body: how many warps does that grid give an SM at N = 2^17,
+// against what it can hold (question 6.1)?
+template <int kTile, int kUnroll>
+__global__ void __launch_bounds__(kTile) split_tiles_kernel(const float4* pos_mass, int count, float* partial) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    // TODO(step 6): the grid is step 5's blocks times q = gridDim.y splits. Block (x, y)
+    // computes step 5's bodies of block x, summed over split y's tiles only (the range
+    // tiles_of_split gives for the ceil(count / kTile) tiles: write it first, above), and stores
+    // them in row y of partial: 3 * count floats laid out like accel (with q = 1 the launcher
+    // passes accel itself), every float of the row written; offsets into partial in
+    // std::size_t. Step 3's rules hold in each block. Lab sheet: README.md, section 6.
+    // HINT(step 6): range = tiles_of_split((count + kTile - 1) / kTile, blockIdx.y, gridDim.y);
+    // HINT(step 6): for (t = range.first; t < range.end; ++t), tile t holding bodies t * kTile ...;
+    // HINT(step 6): store_acceleration(partial + blockIdx.y * 3 * count, i, acc), the product in
+    // HINT(step 6): std::size_t.
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 7 (the open step): kTile x kBodies bodies per block, with step 6's j-split.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: each interaction pays a shared-memory load (LDS.128) and its share of the loop
+// besides its 13 instructions.
+template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kTile, kMinBlocks) split_blocked_kernel(const float4* pos_mass, int count,
+                                                                          float* partial) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    // TODO(step 7): (open step: your design) as fast as you can: the launcher starts
+    // ceil(count / (kTile * kBodies)) x q blocks of kTile threads (kBodies is 1, 2, 4 or 8;
+    // q = gridDim.y, from 1 up to the number of tiles, at most kMaxSplits), room for kTile *
+    // kBodies bodies per block. The q rows of partial (3 * count floats each, laid out like
+    // accel; with q = 1, accel itself) must add up, float by float, to every body's
+    // acceleration (add_interaction_bare's physics), and every float of every row must be
+    // written: the given sum_partials_kernel adds all q rows. Nothing is read past
+    // pos_mass[count - 1]; every thread of a block reaches every barrier. The signature is
+    // fixed, __launch_bounds__ included; kUnroll is yours to use or not.
+    // Lab sheet: README.md, section 7.
 }
 
 }  // namespace

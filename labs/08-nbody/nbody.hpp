@@ -6,6 +6,7 @@
 #include "occupancy.hpp"
 
 #include <array>
+#include <cstddef>
 #include <span>
 
 namespace nbody {
@@ -26,8 +27,12 @@ struct Body {
     float mass;
 };
 static_assert(sizeof(Body) == 28, "a Body is 7 floats with no padding");
+// Its alignment is a float's: a kernel may not assume that a Body starts on a 16-byte boundary
+// (every fourth one does, 4 x 28 = 7 x 16, but the compiler cannot know which), so it reads x,
+// y, z and mass with four 4-byte loads.
+static_assert(alignof(Body) == 4, "a Body is aligned like a float");
 
-/// Position and mass packed into 16 aligned bytes: what steps 2 to 5 read. A kernel sees it as
+/// Position and mass packed into 16 aligned bytes: what steps 2 to 7 read. A kernel sees it as
 /// a float4 (x, y, z, w = mass).
 struct alignas(16) PosMass {
     float x, y, z;
@@ -38,59 +43,113 @@ static_assert(sizeof(PosMass) == 16, "a PosMass is 4 floats: one 16-byte load");
 /// The same `count` bodies in both layouts, in device memory.
 struct Bodies {
     const Body* aos = nullptr;          ///< step 1 reads this one
-    const PosMass* pos_mass = nullptr;  ///< steps 2 to 5 read this one
+    const PosMass* pos_mass = nullptr;  ///< steps 2 to 7 read this one
     int count = 0;
 };
+
+/// Steps 6 and 7 split each body's sum over q threads in q different blocks; each split writes
+/// its partial sums to a row of its own, and a given kernel adds the rows. q is at most this.
+inline constexpr int kMaxSplits = 64;
+
+/// Device memory for those partial sums: `floats` floats at `partial`, room for the rows of
+/// kMaxSplits splits (3 x count floats each). The steps that need none ignore it.
+struct Workspace {
+    float* partial = nullptr;
+    std::size_t floats = 0;
+};
+
+/// The workspace every step accepts for `count` bodies. Allocate it once, outside the timed
+/// region, and pass it to every launch.
+inline constexpr std::size_t workspace_floats(int count) {
+    return static_cast<std::size_t>(kMaxSplits) * 3 * static_cast<std::size_t>(count);
+}
 
 /// Every step writes the acceleration of every body i (G = 1),
 ///     a_i = sum over all j of m_j (r_j - r_i) / (|r_j - r_i|^2 + eps^2)^(3/2),
 /// to accel[3 i], accel[3 i + 1], accel[3 i + 2] (x, y, z), in device memory. Any count >= 1.
 /// `variant` selects one configuration of a step that has several (kSteps' `variants`: step
-/// 4's unroll factor, step 5's bodies per thread); 1 for the others. A launcher enqueues its
-/// kernel on the default stream and returns without waiting; it throws cl::CudaError if the
-/// launch is rejected and std::invalid_argument for a variant the step does not have.
-using Launcher = void (*)(Bodies bodies, float* accel, int variant);
+/// 4's unroll factor, step 6's threads per body, step 7's bodies per thread); 1 for the others.
+/// A launcher enqueues its kernels on the default stream and returns without waiting; it throws
+/// cl::CudaError if a launch is rejected and std::invalid_argument for a variant the step does
+/// not have or a workspace that is too small.
+using Launcher = void (*)(Bodies bodies, Workspace workspace, float* accel, int variant);
 
-/// What the step's kernel costs the SM in that variant (registers, shared memory, occupancy).
-using ResourceQuery = cl::KernelResources (*)(int variant);
+/// How a step launches for `count` bodies in one variant: what its kernel costs the SM
+/// (registers, shared memory, theoretical occupancy) and the grid it launches.
+struct LaunchShape {
+    cl::KernelResources resources;
+    long long blocks = 0;  ///< blocks in the grid, every split included
+    int splits = 1;        ///< q, the threads that share each body's sum (steps 6 and 7)
+};
+using ShapeQuery = LaunchShape (*)(int variant, int count);
 
-void naive_aos(Bodies bodies, float* accel, int variant);
-void naive_float4(Bodies bodies, float* accel, int variant);
-void shared_tiles(Bodies bodies, float* accel, int variant);
-void unrolled_tiles(Bodies bodies, float* accel, int variant);
-void register_blocked(Bodies bodies, float* accel, int variant);
+void naive_aos(Bodies bodies, Workspace workspace, float* accel, int variant);
+void naive_float4(Bodies bodies, Workspace workspace, float* accel, int variant);
+void shared_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
+void unrolled_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
+void bare_rsqrt_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
+void split_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
+void split_register_blocked(Bodies bodies, Workspace workspace, float* accel, int variant);
 
-cl::KernelResources naive_aos_resources(int variant);
-cl::KernelResources naive_float4_resources(int variant);
-cl::KernelResources shared_tiles_resources(int variant);
-cl::KernelResources unrolled_tiles_resources(int variant);
-cl::KernelResources register_blocked_resources(int variant);
+LaunchShape naive_aos_shape(int variant, int count);
+LaunchShape naive_float4_shape(int variant, int count);
+LaunchShape shared_tiles_shape(int variant, int count);
+LaunchShape unrolled_tiles_shape(int variant, int count);
+LaunchShape bare_rsqrt_tiles_shape(int variant, int count);
+LaunchShape split_tiles_shape(int variant, int count);
+LaunchShape split_register_blocked_shape(int variant, int count);
 
-/// The variants of the steps: one for steps 1 to 3, the unroll factors of step 4's inner loop,
-/// the bodies each thread of step 5 computes.
+/// The variants of the steps: one for steps 1 to 3 and 5, the unroll factors of step 4's inner
+/// loop, step 6's threads per body (q), the bodies each thread of step 7 computes.
 inline constexpr std::array<int, 1> kSingleVariant{1};
 inline constexpr std::array<int, 6> kUnrollFactors{1, 2, 4, 8, 16, 32};
+inline constexpr std::array<int, 4> kThreadsPerBody{1, 2, 8, 32};
 inline constexpr std::array<int, 4> kBodiesPerThread{1, 2, 4, 8};
+
+/// Issue slots per interaction of each variant's innermost loop in the reference solution's
+/// machine code (nvcc 13.0, sm_90; `cuobjdump -sass`, see the chapter's Inspect section): the
+/// instructions one trip issues on its usual path (loads, loop counter and branch included;
+/// the jumps to the square root's and division's slow paths not taken), divided by the
+/// interactions of one trip (its MUFU.RSQ). The FMA roof credits 2 flops per issue slot and an
+/// interaction 20, so no kernel with that loop can pass 10 / slots of the roof: the table's
+/// "ceiling". Your own code may compile to a few instructions more or less: count yours.
+inline constexpr std::array<double, 1> kNaiveAosSlots{38.5};
+inline constexpr std::array<double, 1> kNaiveFloat4Slots{35.5};
+inline constexpr std::array<double, 1> kSharedTilesSlots{35.25};
+inline constexpr std::array<double, 6> kUnrolledTilesSlots{21.0, 19.0, 18.0, 17.38, 17.19, 17.09};
+inline constexpr std::array<double, 1> kBareRsqrtSlots{14.09};
+inline constexpr std::array<double, 4> kSplitTilesSlots{14.09, 14.09, 14.09, 14.09};
+inline constexpr std::array<double, 4> kRegisterBlockedSlots{14.19, 13.69, 13.50, 13.38};
 
 struct Step {
     const char* id;    ///< as in the table and the lab sheet
     const char* name;
     int section;       ///< the lab sheet's section for this step
     Launcher launch;
-    ResourceQuery resources;
-    const char* variant_name;        ///< what `variant` means ("unroll"), or "" when there is one
-    std::span<const int> variants;   ///< every variant the harness checks and times
+    ShapeQuery shape;
+    const char* variant_name;            ///< what `variant` means ("unroll"), or "" when there is one
+    std::span<const int> variants;       ///< every variant the harness checks and times
+    std::span<const double> issue_slots; ///< per variant: the inner loop's issue slots per interaction
 };
 
 /// Step 0, the CPU reference in double precision, lives in the harness.
-inline constexpr std::array<Step, 5> kSteps{{
-    {"1", "naive, array of 28-byte structures", 1, naive_aos, naive_aos_resources, "", kSingleVariant},
-    {"2", "float4 position+mass, 16-byte loads", 2, naive_float4, naive_float4_resources, "", kSingleVariant},
-    {"3", "shared-memory tiles, any N", 3, shared_tiles, shared_tiles_resources, "", kSingleVariant},
-    {"4", "compile-time tile, unrolled, rsqrtf", 4, unrolled_tiles, unrolled_tiles_resources, "unroll",
-     kUnrollFactors},
-    {"5", "several bodies per thread (registers)", 5, register_blocked, register_blocked_resources,
-     "bodies/thread", kBodiesPerThread},
+inline constexpr std::array<Step, 7> kSteps{{
+    {"1", "naive, array of 28-byte structures", 1, naive_aos, naive_aos_shape, "", kSingleVariant, kNaiveAosSlots},
+    {"2", "float4 position+mass, 16-byte loads", 2, naive_float4, naive_float4_shape, "", kSingleVariant,
+     kNaiveFloat4Slots},
+    {"3", "shared-memory tiles, any N", 3, shared_tiles, shared_tiles_shape, "", kSingleVariant, kSharedTilesSlots},
+    {"4", "compile-time tile, unrolled, rsqrtf", 4, unrolled_tiles, unrolled_tiles_shape, "unroll", kUnrollFactors,
+     kUnrolledTilesSlots},
+    {"5", "bare MUFU.RSQ, no subnormal guard", 5, bare_rsqrt_tiles, bare_rsqrt_tiles_shape, "", kSingleVariant,
+     kBareRsqrtSlots},
+    {"6", "j-split: q threads per body fill the GPU", 6, split_tiles, split_tiles_shape, "threads/body",
+     kThreadsPerBody, kSplitTilesSlots},
+    {"7", "several bodies per thread, j-split", 7, split_register_blocked, split_register_blocked_shape,
+     "bodies/thread", kBodiesPerThread, kRegisterBlockedSlots},
 }};
+
+static_assert(kUnrolledTilesSlots.size() == kUnrollFactors.size() && kSplitTilesSlots.size() == kThreadsPerBody.size() &&
+                  kRegisterBlockedSlots.size() == kBodiesPerThread.size(),
+              "one issue-slot count per variant: change the variants and their counts together");
 
 }  // namespace nbody

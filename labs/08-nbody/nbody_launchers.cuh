@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Lab 08-nbody: the launchers and resource queries (given; shared by the starter and the
+// Lab 08-nbody: the launchers and launch shapes (given; shared by the starter and the
 // solution). nbody.cu includes this file at its end, so that it sees the kernels.
 #pragma once
 
+#include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "launch.cuh"
 #include "nbody.hpp"
 #include "occupancy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <stdexcept>
@@ -20,8 +22,9 @@ static_assert(sizeof(PosMass) == sizeof(float4) && alignof(PosMass) == alignof(f
 static_assert(kUnrollFactors == std::array{1, 2, 4, 8, 16, 32},
               "with_unroll_factor instantiates step 4 for exactly these factors: change both together");
 static_assert(kBodiesPerThread == std::array{1, 2, 4, 8},
-              "with_bodies_per_thread instantiates step 5 for exactly these counts: change both together");
+              "with_bodies_per_thread instantiates step 7 for exactly these counts: change both together");
 static_assert(kThreadsPerBlock % 32 == 0, "step 4's largest unroll factor (32) must divide the tile");
+static_assert(kThreadsPerBody.back() <= kMaxSplits, "step 6's largest q must fit the workspace");
 
 const float4* as_float4(const PosMass* bodies) { return reinterpret_cast<const float4*>(bodies); }
 
@@ -30,7 +33,7 @@ void require_bodies(Bodies bodies) {
 }
 
 void require_single_variant(int variant) {
-    if (variant != 1) throw std::invalid_argument("steps 1 to 3 have a single variant: pass 1");
+    if (variant != 1) throw std::invalid_argument("steps 1, 2, 3 and 5 have a single variant: pass 1");
 }
 
 // Calls `action.template operator()<kUnroll>()` with the run-time factor as a constant.
@@ -55,16 +58,85 @@ void with_bodies_per_thread(int bodies, Action&& action) {
         case 2: action.template operator()<2>(); return;
         case 4: action.template operator()<4>(); return;
         case 8: action.template operator()<8>(); return;
-        default: throw std::invalid_argument("step 5's bodies per thread must be 1, 2, 4 or 8");
+        default: throw std::invalid_argument("step 7's bodies per thread must be 1, 2, 4 or 8");
+    }
+}
+
+void require_threads_per_body(int splits) {
+    if (std::find(kThreadsPerBody.begin(), kThreadsPerBody.end(), splits) == kThreadsPerBody.end()) {
+        throw std::invalid_argument("step 6's threads per body must be 1, 2, 8 or 32");
     }
 }
 
 // Step 3's dynamic shared memory: one tile of kThreadsPerBlock bodies.
 constexpr std::size_t kSharedTileBytes = kThreadsPerBlock * sizeof(float4);
 
+// Steps 6 and 7's kernels, as the launchers see them.
+template <int kBodies>
+constexpr auto split_register_blocked_kernel_for =
+    split_blocked_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), blocked_min_blocks(kBodies)>;
+constexpr auto split_tiles_kernel_for = split_tiles_kernel<kThreadsPerBlock, kBareUnroll>;
+
+// The grid of steps 6 and 7: body_blocks blocks of kThreadsPerBlock x kBodies bodies, times q
+// splits of the tiles. q is capped at the number of tiles (every split gets one at least) and
+// at kMaxSplits (the workspace's rows).
+struct SplitGrid {
+    unsigned int body_blocks = 0;
+    int splits = 1;
+};
+
+SplitGrid split_grid(int count, int bodies_per_thread, int wanted_splits) {
+    const int tiles = static_cast<int>(cl::blocks_for(static_cast<std::size_t>(count), kThreadsPerBlock));
+    return {cl::blocks_for(static_cast<std::size_t>(count), static_cast<unsigned int>(kThreadsPerBlock * bodies_per_thread)),
+            std::clamp(wanted_splits, 1, std::min(tiles, kMaxSplits))};
+}
+
+// Step 7's q: about kSplitWaves waves of `kernel`'s blocks on this GPU.
+template <class Kernel>
+SplitGrid split_grid_filling(Kernel kernel, int count, int bodies_per_thread) {
+    const SplitGrid one = split_grid(count, bodies_per_thread, 1);
+    const long long wave = cl::resident_blocks(kernel, kThreadsPerBlock);
+    return split_grid(count, bodies_per_thread,
+                      static_cast<int>(std::min<long long>(kMaxSplits, kSplitWaves * wave / one.body_blocks)));
+}
+
+// Launches a split kernel: with q = 1 it writes accel itself; otherwise its splits write the
+// rows of the workspace (filled with the unwritten pattern first) and sum_partials_kernel adds
+// them into accel.
+template <class Kernel>
+void launch_split(Kernel kernel, Bodies bodies, Workspace workspace, float* accel, SplitGrid grid) {
+    const std::size_t row_floats = 3 * static_cast<std::size_t>(bodies.count);
+    if (grid.splits == 1) {
+        kernel<<<grid.body_blocks, kThreadsPerBlock>>>(as_float4(bodies.pos_mass), bodies.count, accel);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
+    const std::size_t partial_floats = row_floats * static_cast<std::size_t>(grid.splits);
+    if (workspace.partial == nullptr || workspace.floats < partial_floats) {
+        throw std::invalid_argument("the workspace is too small: allocate workspace_floats(count) floats");
+    }
+    CUDA_CHECK(cudaMemsetAsync(workspace.partial, cl::kPoisonByte, partial_floats * sizeof(float)));
+    kernel<<<dim3(grid.body_blocks, static_cast<unsigned int>(grid.splits)), kThreadsPerBlock>>>(
+        as_float4(bodies.pos_mass), bodies.count, workspace.partial);
+    CUDA_CHECK_LAUNCH();
+    constexpr unsigned int kSumThreads = 256;
+    sum_partials_kernel<<<cl::blocks_for(row_floats, kSumThreads), kSumThreads>>>(workspace.partial, grid.splits,
+                                                                                 row_floats, accel);
+    CUDA_CHECK_LAUNCH();
+}
+
+// The shape of a one-body-per-thread launch: one block per kThreadsPerBlock bodies.
+LaunchShape one_per_thread(cl::KernelResources resources, int count) {
+    return {resources, cl::blocks_for(static_cast<std::size_t>(count), kThreadsPerBlock), 1};
+}
+
+LaunchShape split_shape(cl::KernelResources resources, SplitGrid grid) {
+    return {resources, static_cast<long long>(grid.body_blocks) * grid.splits, grid.splits};
+}
+
 }  // namespace
 
-void naive_aos(Bodies bodies, float* accel, int variant) {
+void naive_aos(Bodies bodies, Workspace /*workspace*/, float* accel, int variant) {
     require_single_variant(variant);
     require_bodies(bodies);
     naive_aos_kernel<<<cl::blocks_for(bodies.count, kThreadsPerBlock), kThreadsPerBlock>>>(bodies.aos, bodies.count,
@@ -72,7 +144,7 @@ void naive_aos(Bodies bodies, float* accel, int variant) {
     CUDA_CHECK_LAUNCH();
 }
 
-void naive_float4(Bodies bodies, float* accel, int variant) {
+void naive_float4(Bodies bodies, Workspace /*workspace*/, float* accel, int variant) {
     require_single_variant(variant);
     require_bodies(bodies);
     naive_float4_kernel<<<cl::blocks_for(bodies.count, kThreadsPerBlock), kThreadsPerBlock>>>(
@@ -80,7 +152,7 @@ void naive_float4(Bodies bodies, float* accel, int variant) {
     CUDA_CHECK_LAUNCH();
 }
 
-void shared_tiles(Bodies bodies, float* accel, int variant) {
+void shared_tiles(Bodies bodies, Workspace /*workspace*/, float* accel, int variant) {
     require_single_variant(variant);
     require_bodies(bodies);
     shared_tiles_kernel<<<cl::blocks_for(bodies.count, kThreadsPerBlock), kThreadsPerBlock, kSharedTileBytes>>>(
@@ -88,7 +160,7 @@ void shared_tiles(Bodies bodies, float* accel, int variant) {
     CUDA_CHECK_LAUNCH();
 }
 
-void unrolled_tiles(Bodies bodies, float* accel, int variant) {
+void unrolled_tiles(Bodies bodies, Workspace /*workspace*/, float* accel, int variant) {
     require_bodies(bodies);
     with_unroll_factor(variant, [&]<int kUnroll>() {
         unrolled_tiles_kernel<kThreadsPerBlock, kUnroll>
@@ -98,46 +170,72 @@ void unrolled_tiles(Bodies bodies, float* accel, int variant) {
     });
 }
 
-void register_blocked(Bodies bodies, float* accel, int variant) {
+void bare_rsqrt_tiles(Bodies bodies, Workspace /*workspace*/, float* accel, int variant) {
+    require_single_variant(variant);
+    require_bodies(bodies);
+    bare_tiles_kernel<kThreadsPerBlock, kBareUnroll>
+        <<<cl::blocks_for(bodies.count, kThreadsPerBlock), kThreadsPerBlock>>>(as_float4(bodies.pos_mass),
+                                                                               bodies.count, accel);
+    CUDA_CHECK_LAUNCH();
+}
+
+void split_tiles(Bodies bodies, Workspace workspace, float* accel, int variant) {
+    require_threads_per_body(variant);
+    require_bodies(bodies);
+    launch_split(split_tiles_kernel_for, bodies, workspace, accel, split_grid(bodies.count, 1, variant));
+}
+
+void split_register_blocked(Bodies bodies, Workspace workspace, float* accel, int variant) {
     require_bodies(bodies);
     with_bodies_per_thread(variant, [&]<int kBodies>() {
-        register_blocked_kernel<kThreadsPerBlock, kBodies, kRegisterBlockedUnroll>
-            <<<cl::blocks_for(bodies.count, kThreadsPerBlock * kBodies), kThreadsPerBlock>>>(
-                as_float4(bodies.pos_mass), bodies.count, accel);
-        CUDA_CHECK_LAUNCH();
+        const auto kernel = split_register_blocked_kernel_for<kBodies>;
+        launch_split(kernel, bodies, workspace, accel, split_grid_filling(kernel, bodies.count, kBodies));
     });
 }
 
-cl::KernelResources naive_aos_resources(int variant) {
+LaunchShape naive_aos_shape(int variant, int count) {
     require_single_variant(variant);
-    return cl::kernel_resources(naive_aos_kernel, kThreadsPerBlock);
+    return one_per_thread(cl::kernel_resources(naive_aos_kernel, kThreadsPerBlock), count);
 }
 
-cl::KernelResources naive_float4_resources(int variant) {
+LaunchShape naive_float4_shape(int variant, int count) {
     require_single_variant(variant);
-    return cl::kernel_resources(naive_float4_kernel, kThreadsPerBlock);
+    return one_per_thread(cl::kernel_resources(naive_float4_kernel, kThreadsPerBlock), count);
 }
 
-cl::KernelResources shared_tiles_resources(int variant) {
+LaunchShape shared_tiles_shape(int variant, int count) {
     require_single_variant(variant);
-    return cl::kernel_resources(shared_tiles_kernel, kThreadsPerBlock, kSharedTileBytes);
+    return one_per_thread(cl::kernel_resources(shared_tiles_kernel, kThreadsPerBlock, kSharedTileBytes), count);
 }
 
-cl::KernelResources unrolled_tiles_resources(int variant) {
-    cl::KernelResources resources;
+LaunchShape unrolled_tiles_shape(int variant, int count) {
+    LaunchShape shape;
     with_unroll_factor(variant, [&]<int kUnroll>() {
-        resources = cl::kernel_resources(unrolled_tiles_kernel<kThreadsPerBlock, kUnroll>, kThreadsPerBlock);
+        shape = one_per_thread(
+            cl::kernel_resources(unrolled_tiles_kernel<kThreadsPerBlock, kUnroll>, kThreadsPerBlock), count);
     });
-    return resources;
+    return shape;
 }
 
-cl::KernelResources register_blocked_resources(int variant) {
-    cl::KernelResources resources;
+LaunchShape bare_rsqrt_tiles_shape(int variant, int count) {
+    require_single_variant(variant);
+    return one_per_thread(cl::kernel_resources(bare_tiles_kernel<kThreadsPerBlock, kBareUnroll>, kThreadsPerBlock),
+                          count);
+}
+
+LaunchShape split_tiles_shape(int variant, int count) {
+    require_threads_per_body(variant);
+    return split_shape(cl::kernel_resources(split_tiles_kernel_for, kThreadsPerBlock), split_grid(count, 1, variant));
+}
+
+LaunchShape split_register_blocked_shape(int variant, int count) {
+    LaunchShape shape;
     with_bodies_per_thread(variant, [&]<int kBodies>() {
-        resources = cl::kernel_resources(register_blocked_kernel<kThreadsPerBlock, kBodies, kRegisterBlockedUnroll>,
-                                         kThreadsPerBlock);
+        const auto kernel = split_register_blocked_kernel_for<kBodies>;
+        shape = split_shape(cl::kernel_resources(kernel, kThreadsPerBlock),
+                            split_grid_filling(kernel, count, kBodies));
     });
-    return resources;
+    return shape;
 }
 
 }  // namespace nbody

@@ -2,7 +2,7 @@
 // Lab 08 harness: every step, in every variant, against a double-precision CPU reference on
 // body counts that are not multiples of the tile; then the perf table at N = 2^17 against the
 // FP32 FMA rate measured in the same run, and one table per swept step (step 4's unroll
-// factor, step 5's bodies per thread).
+// factor, step 6's threads per body, step 7's bodies per thread).
 #include "nbody.hpp"
 
 #include "buffers.hpp"
@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -29,11 +30,13 @@ namespace {
 
 const bool registered = cl::register_lab("08-nbody");
 
-// The perf problem: 2^17 bodies, 2^34 = 1.7e10 interactions per run. Large enough that one
-// body per thread fills the GPU (2^17 threads: about 1000 per SM on an H100) and that step 5
-// with a few bodies per thread still has several warps per SM; small enough that the whole
-// perf test, every variant included, takes a few seconds.
+// The perf problem: 2^17 bodies, 2^34 = 1.7e10 interactions per run. One body per thread gives
+// 2^17 threads, about 1000 per SM of an H100: half of what an SM holds, which steps 6 and 7
+// make up for by splitting each body's sum; small enough that the whole perf test, every
+// variant included, takes a few seconds.
 constexpr int kPerfCount = 1 << 17;
+// The roof's timed runs last about as long as the steps' (8 to 31 ms at kPerfCount).
+constexpr double kRoofRunMs = 10.0;
 // Step 0, the CPU reference, runs at this size: 2048^2 = 4.2e6 interactions.
 constexpr int kCpuCount = 2048;
 // The perf runs are checked on these bodies only (a full double reference at 2^17 would take
@@ -152,11 +155,13 @@ struct DeviceBodies {
     nbody::Bodies view() const { return {aos.data(), pos_mass.data(), count}; }
 };
 
-// A correctness problem: the bodies, the poisoned output, and the reference for every body.
+// A correctness problem: the bodies, the workspace, the poisoned output, and the reference for
+// every body.
 struct Problem {
     int count;
     HostBodies host;
     DeviceBodies device;
+    cl::DeviceBuffer<float> partial;
     cl::DeviceBuffer<float> accel;
     Reference ref;
 
@@ -164,12 +169,13 @@ struct Problem {
         : count(n),
           host(make_bodies(n, "correctness")),
           device(host),
+          partial(nbody::workspace_floats(n), "workspace (partial sums)"),
           accel(3 * static_cast<std::size_t>(n), "accel"),
           ref(reference(host.pos_mass, all_bodies(n))) {}
 
     cl::Comparison run(const nbody::Step& step, int variant) {
         accel.poison();
-        step.launch(device.view(), accel.data(), variant);
+        step.launch(device.view(), {partial.data(), partial.size()}, accel.data(), variant);
         const std::string variant_text = variant_label(step, variant);
         return cl::compare_within(ref.expected, ref.bound, accel.to_host(),
                                   fmt::format("(accel[3 * body + axis]) for N = {}{}{}", count,
@@ -177,12 +183,13 @@ struct Problem {
     }
 };
 
-// The perf problem: two input sets (the harness runs one timed run on the second), one output,
-// and the reference on the sampled bodies of each set.
+// The perf problem: two input sets (the harness runs one timed run on the second), the
+// workspace, one output, and the reference on the sampled bodies of each set.
 struct PerfProblem {
     std::vector<int> sampled;
     std::array<std::unique_ptr<DeviceBodies>, 2> sets;
     std::array<Reference, 2> refs;
+    cl::DeviceBuffer<float> partial{nbody::workspace_floats(kPerfCount), "workspace (partial sums)"};
     cl::DeviceBuffer<float> accel{3 * static_cast<std::size_t>(kPerfCount), "accel"};
     int selected = 0;
 
@@ -201,6 +208,7 @@ struct PerfProblem {
     }
 
     nbody::Bodies bodies() const { return sets[static_cast<std::size_t>(selected)]->view(); }
+    nbody::Workspace workspace() { return {partial.data(), partial.size()}; }
 
     // Compares the sampled bodies of the selected set; a mismatch is reported at its index in accel.
     cl::Comparison verify() const {
@@ -231,12 +239,42 @@ std::string sweep_title() { return fmt::format("08-nbody on {}", cl::current_dev
 double interactions(int count) { return static_cast<double>(count) * count; }
 
 // Every step is compute-bound and steady: a few timed runs give a stable median, and keep
-// the 13 variants' perf test within a few seconds.
+// the 18 variants' perf test within a few seconds.
 cl::TimingOptions step_timing() {
     cl::TimingOptions options;
     options.warmup = 1;
-    options.repeats = 7;
+    options.repeats = 5;
     return options;
+}
+
+// The perf table's columns after "vs prev": the issue ceiling and its slots, Ginter/s, the
+// variant, the kernel's resources, q, and what the grid gives the SMs.
+std::vector<std::string> perf_columns() {
+    std::vector<std::string> columns{"ceiling", "slots", "Ginter/s", "variant"};
+    for (const std::string& name : cl::resource_column_names()) columns.push_back(name);
+    columns.emplace_back("q");
+    for (const std::string& name : cl::grid_fill_column_names()) columns.push_back(name);
+    return columns;
+}
+
+// The cells of one step's row (or "-" where it did not run): the issue ceiling 10 / slots as a
+// share of the FMA roof (2 flops per issue slot, 20 per interaction), the slots, Ginter/s,
+// then the variant's launch shape.
+std::vector<std::string> perf_cells(const nbody::Step& step, int variant, double ms) {
+    const auto at = static_cast<std::size_t>(std::find(step.variants.begin(), step.variants.end(), variant) -
+                                             step.variants.begin());
+    const double slots = step.issue_slots[at];
+    std::vector<std::string> cells{fmt::format("{:.1f}%", 100.0 * nbody::kFlopsPerInteraction / 2.0 / slots),
+                                   fmt::format("{:.2f}", slots),
+                                   ms > 0 ? fmt::format("{:.2f}", interactions(kPerfCount) / (ms * 1e-3) / 1e9) : "-",
+                                   step.variants.size() > 1 ? variant_label(step, variant) : "-"};
+    const nbody::LaunchShape shape = step.shape(variant, kPerfCount);
+    for (const std::string& cell : cl::resource_columns(shape.resources)) cells.push_back(cell);
+    cells.push_back(fmt::format("{}", shape.splits));
+    for (const std::string& cell : cl::grid_fill_columns(cl::grid_fill(shape.resources, shape.blocks))) {
+        cells.push_back(cell);
+    }
+    return cells;
 }
 
 }  // namespace
@@ -262,17 +300,18 @@ TEST_CASE("08-nbody correctness" * doctest::test_suite("correctness")) {
 }
 
 TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
-    // The roof first, before the problem's buffers exist: the FP32 FMA rate of this GPU.
-    const cl::Roof roof = cl::fp32_fma_roof();
+    // The roof first, before the problem's buffers exist: the FP32 FMA rate of this GPU, in
+    // runs as long as the steps'.
+    const cl::Roof roof = cl::fp32_fma_roof(kRoofRunMs);
     PerfProblem problem;
     const double work = interactions(kPerfCount);
     const double flops = nbody::kFlopsPerInteraction * work;
 
-    std::vector<std::string> columns{"Ginter/s", "variant"};
-    for (const std::string& name : cl::resource_column_names()) columns.push_back(name);
-    const std::string problem_text =
-        fmt::format("N = {} bodies, {:.3g} interactions per run; GFLOP/s at 20 flops per interaction", kPerfCount,
-                    work);
+    const std::vector<std::string> columns = perf_columns();
+    const std::string problem_text = fmt::format(
+        "N = {} bodies, {:.3g} interactions per run; GFLOP/s at 20 flops per interaction; ceiling: the issue "
+        "limit of the inner loop, 10 / slots (its issue slots per interaction in the reference SASS)",
+        kPerfCount, work);
     cl::PerfTable table = cl::make_table(problem_text, roof, "GFLOP/s", columns);
 
     // Step 0: the CPU reference, double precision, one thread, on kCpuCount bodies.
@@ -281,9 +320,9 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
         const std::vector<int> targets = all_bodies(kCpuCount);
         volatile double sink = 0.0;  // keeps the reference from being optimized away
         const double ms = cl::host_median_ms([&] { sink = reference(host.pos_mass, targets).expected.front(); });
-        std::vector<std::string> extras{fmt::format("{:.3f}", interactions(kCpuCount) / (ms * 1e-3) / 1e9),
+        std::vector<std::string> extras{"-", "-", fmt::format("{:.3f}", interactions(kCpuCount) / (ms * 1e-3) / 1e9),
                                         fmt::format("N = {}", kCpuCount)};
-        for (const std::string& cell : cl::no_resource_columns()) extras.push_back(cell);
+        while (extras.size() < columns.size()) extras.emplace_back("-");
         table.add_row({"0", "CPU reference, double, one thread", 0}, {cl::Status::passed, ""}, ms,
                       cl::gigaflops(nbody::kFlopsPerInteraction * interactions(kCpuCount), ms), extras);
     }
@@ -305,20 +344,16 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
         for (const int variant : step.variants) {
             const cl::TimedStep timed{
                 .reset = [&] { problem.accel.poison(); },
-                .run = [&] { step.launch(problem.bodies(), problem.accel.data(), variant); },
+                .run = [&] { step.launch(problem.bodies(), problem.workspace(), problem.accel.data(), variant); },
                 .verify = [&] { return problem.verify(); },
                 .use_inputs = [&](int set) { problem.selected = set; },
             };
             const std::string label = variant_label(step, variant);
             const cl::PerfRecord record =
                 cl::time_step(info(step), timed, flops, table, "GFLOP/s", step_timing(), label);
-            std::vector<std::string> extras{
-                record.verdict.passed() ? fmt::format("{:.2f}", work / (record.ms * 1e-3) / 1e9) : "-",
-                label.empty() ? "-" : label};
-            for (const std::string& cell : cl::resource_columns(step.resources(variant))) extras.push_back(cell);
             if (swept) {
                 sweeps.back().add_row({step.id, label, step.section}, record.verdict, record.ms, record.throughput,
-                                      extras);
+                                      perf_cells(step, variant, record.verdict.passed() ? record.ms : 0.0));
             }
             if (!record.verdict.passed()) {
                 if (failure.passed()) failure = record.verdict;
@@ -331,16 +366,9 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
         }
         // A step that fails in any variant shows that failure, not its best time.
         const cl::Verdict verdict = failure.passed() ? best.verdict : failure;
-        std::vector<std::string> extras{"-", "-"};
-        if (verdict.passed() && best_variant > 0) {
-            extras = {fmt::format("{:.2f}", work / (best.ms * 1e-3) / 1e9),
-                      step.variants.size() > 1 ? variant_label(step, best_variant) : "-"};
-        }
-        for (const std::string& cell : cl::resource_columns(step.resources(best_variant > 0 ? best_variant
-                                                                                            : step.variants.front()))) {
-            extras.push_back(cell);
-        }
-        table.add_row(info(step), verdict, best.ms, best.throughput, extras);
+        const bool timed = verdict.passed() && best_variant > 0;
+        table.add_row(info(step), verdict, best.ms, best.throughput,
+                      perf_cells(step, timed ? best_variant : step.variants.front(), timed ? best.ms : 0.0));
         all_passed = all_passed && verdict.passed();
     }
     table.print();

@@ -24,17 +24,22 @@ static_assert(kFmasPerElement >= 1 && kFmasPerElement <= 8192,
               "the harness's tolerance and its reference assume 1 to 8192 steps: keep kFmasPerElement there");
 
 /// Everything one run of a step works on. The harness allocates all of it; your code moves the
-/// data and runs the kernel. Host arrays are pageable (step 1) or page-locked (steps 2 to 6).
+/// data and runs the kernel. Host arrays are pageable (step 1) or page-locked (steps 2 to 8).
 struct Pipeline {
     const float* in;          ///< host input, `count` floats
     float* out;               ///< host output, `count` floats, poisoned: every element must be written
-    float* device_in;         ///< device memory for the input, `count` floats (poisoned before each run)
-    float* device_out;        ///< device memory for the output, `count` floats (poisoned before each run)
+    float* device_in;         ///< device memory for the input, `count` floats (poisoned before each run; null in step 8)
+    float* device_out;        ///< device memory for the output, `count` floats (poisoned before each run; null in step 8)
     std::size_t count;
-    std::size_t chunk_size;   ///< steps 4 to 6: elements per chunk; the last chunk may be shorter
-    int streams;              ///< steps 4 to 6: how many streams to spread the chunks over
+    std::size_t chunk_size;   ///< steps 4 to 8: elements per chunk; the last chunk may be shorter
+    int streams;              ///< steps 4 to 8: how many streams to spread the chunks over
     cl::Timeline& timeline;   ///< record every copy and every kernel here (README.md, "Recording")
     int* chunks_counted;      ///< step 6: the progress counter, in device memory, 0 before each run
+    cudaGraphExec_t graph;    ///< step 7b: what your capture_pipeline returned for this pipeline (null elsewhere)
+    float* pool_in;           ///< step 8: device memory for pool_slots chunks of input; slot s starts at
+                              ///< pool_in + s * chunk_size (poisoned before each run; null elsewhere)
+    float* pool_out;          ///< step 8: the same for the output
+    int pool_slots;           ///< step 8: how many chunks the pool holds, 2 or more (0 elsewhere)
 };
 
 // ---------------------------------------------------------------------------------------
@@ -76,12 +81,35 @@ void run_counted_legacy_stream(const Pipeline& p);
 void run_counted_non_blocking(const Pipeline& p);
 /// ... and with count_chunk on the per-thread default stream instead.
 void run_counted_per_thread(const Pipeline& p);
+/// Step 7a is your step 4 (run_depth_first) on many small chunks, the timeline off. Step 7b:
+/// capture the same pipeline (no synchronization) once into a CUDA graph and return it
+/// instantiated (nullptr: not written yet). The harness calls it once per pipeline, with the
+/// timeline off, keeps the graph in p.graph for every run, and destroys it (cudaGraphExecDestroy).
+cudaGraphExec_t capture_pipeline(const Pipeline& p);
+/// Step 7b: launches p.graph and returns when it is done.
+void run_graph(const Pipeline& p);
+/// Step 8 (open step): step 4's result with device memory for only p.pool_slots chunks (the slots
+/// of p.pool_in and p.pool_out) and at most p.streams streams; no chunk may overwrite a slot that
+/// an earlier chunk still reads or writes (README.md, section 8).
+void run_pooled(const Pipeline& p);
 
 /// Which host memory the harness passes in Pipeline::in and ::out.
 enum class HostMemory {
     pageable,       ///< std::vector-like memory from the C++ allocator
     pinned_by_you,  ///< in from your allocate_pinned, out pageable and page-locked by your pin
     pinned,         ///< from cudaMallocHost, allocated by the harness
+    pinned_reused,  ///< the same, and the same input array in every run: the harness writes each
+                    ///< run's input into it, as a program refills its staging buffer (steps 7a, 7b)
+};
+
+/// How a step cuts the work, and what else it gets.
+enum class Layout {
+    whole,           ///< one piece: no chunks (steps 1 to 3)
+    chunks,          ///< chunks of chunk_size on `streams` streams (steps 4, 5)
+    counted_chunks,  ///< the same, and *chunks_counted must end equal to the number of chunks (step 6)
+    many_chunks,     ///< many small chunks, the timeline off (step 7a)
+    graph,           ///< the same pipeline, replayed from p.graph (step 7b)
+    pool,            ///< chunks through a pool of pool_slots chunk buffers (step 8)
 };
 
 struct Step {
@@ -90,19 +118,22 @@ struct Step {
     int section;       ///< the lab sheet's section for this step
     void (*run)(const Pipeline& p);
     HostMemory memory;
-    bool chunked;       ///< uses chunk_size and streams
-    bool counts_chunks; ///< must leave *chunks_counted equal to the number of chunks
+    Layout layout;
 };
 
-inline constexpr std::array<Step, 8> kSteps{{
-    {"1", "serial, pageable host memory", 1, run_serial, HostMemory::pageable, false, false},
-    {"2", "serial, pinned host memory", 2, run_serial, HostMemory::pinned_by_you, false, false},
-    {"3", "one non-default stream", 3, run_one_stream, HostMemory::pinned, false, false},
-    {"4", "chunks on N streams, depth-first", 4, run_depth_first, HostMemory::pinned, true, false},
-    {"5", "chunks on N streams, breadth-first", 5, run_breadth_first, HostMemory::pinned, true, false},
-    {"6a", "+ count_chunk on legacy stream 0", 6, run_counted_legacy_stream, HostMemory::pinned, true, true},
-    {"6b", "fix: non-blocking streams", 6, run_counted_non_blocking, HostMemory::pinned, true, true},
-    {"6c", "fix: per-thread default stream", 6, run_counted_per_thread, HostMemory::pinned, true, true},
+inline constexpr std::array<Step, 11> kSteps{{
+    {"1", "serial, pageable host memory", 1, run_serial, HostMemory::pageable, Layout::whole},
+    {"2", "serial, pinned host memory", 2, run_serial, HostMemory::pinned_by_you, Layout::whole},
+    {"3", "one non-default stream", 3, run_one_stream, HostMemory::pinned, Layout::whole},
+    {"4", "chunks on N streams, depth-first", 4, run_depth_first, HostMemory::pinned, Layout::chunks},
+    {"5", "chunks on N streams, breadth-first", 5, run_breadth_first, HostMemory::pinned, Layout::chunks},
+    {"6a", "+ count_chunk on legacy stream 0", 6, run_counted_legacy_stream, HostMemory::pinned,
+     Layout::counted_chunks},
+    {"6b", "fix: non-blocking streams", 6, run_counted_non_blocking, HostMemory::pinned, Layout::counted_chunks},
+    {"6c", "fix: per-thread default stream", 6, run_counted_per_thread, HostMemory::pinned, Layout::counted_chunks},
+    {"7a", "many chunks, issued call by call", 7, run_depth_first, HostMemory::pinned_reused, Layout::many_chunks},
+    {"7b", "many chunks, one CUDA graph replayed", 7, run_graph, HostMemory::pinned_reused, Layout::graph},
+    {"8", "a pool of chunk buffers, events", 8, run_pooled, HostMemory::pinned, Layout::pool},
 }};
 
 }  // namespace streams

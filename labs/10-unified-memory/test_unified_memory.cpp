@@ -4,6 +4,8 @@
 // memory to the result in host memory, against the pinned copy rates measured in the same run.
 #include "unified_memory.hpp"
 
+#include "managed_memory.hpp"
+
 #include "compare.hpp"
 #include "cuda_check.hpp"
 #include "guard.hpp"
@@ -166,13 +168,18 @@ bool memory_written(const Step& step) {
 // `count` elements (none under compute-sanitizer), so that a write past the end is caught.
 // ---------------------------------------------------------------------------------------
 
-bool device_side_poison(Memory memory) { return memory == Memory::device || memory == Memory::managed; }
+/// What an array is for, which decides where the harness writes it between runs.
+enum class Role {
+    host_data,  ///< inputs and outputs: a program writes and reads them on the host
+    workspace,  ///< device copies and the scratch pair: only the GPU uses them
+};
 
 class Floats {
 public:
     Floats() = default;
-    Floats(Memory memory, std::size_t count, std::string name)
+    Floats(Memory memory, std::size_t count, std::string name, Role role = Role::host_data)
         : memory_(memory),
+          role_(role),
           count_(count),
           tail_(cl::guard_bytes() / sizeof(float)),
           name_(std::move(name)),
@@ -193,12 +200,17 @@ public:
     }
 
     float* data() const noexcept { return data_; }
-    Memory memory() const noexcept { return memory_; }
     bool allocated() const noexcept { return data_ != nullptr; }
 
-    /// Fills elements [0, count) with the poison pattern, from the side where overwriting them
-    /// costs nothing: the device for device and managed memory (a managed output then starts
-    /// where a fresh one would be created: on the GPU that writes it), the host otherwise.
+    /// Where the harness writes it: on the device for device memory and for a managed workspace
+    /// (where only the GPU uses it), on the host otherwise. Managed inputs and outputs are written
+    /// where a program leaves them between two runs: on the host, which produced the inputs and
+    /// read the last result.
+    bool written_on_device() const noexcept {
+        return memory_ == Memory::device || (memory_ == Memory::managed && role_ == Role::workspace);
+    }
+
+    /// Fills elements [0, count) with the poison pattern, on the side written_on_device() says.
     void poison(std::size_t count) const { fill(0, count, cl::kPoisonByte); }
 
     /// Fills the tail after element `count` with guard bytes.
@@ -224,7 +236,7 @@ public:
 private:
     void fill(std::size_t first, std::size_t count, unsigned char byte) const {
         if (count == 0) return;
-        if (device_side_poison(memory_)) {
+        if (written_on_device()) {
             CUDA_CHECK(cudaMemset(data_ + first, byte, count * sizeof(float)));
         } else {
             std::memset(data_ + first, byte, count * sizeof(float));
@@ -232,6 +244,7 @@ private:
     }
     void swap(Floats& other) noexcept {
         std::swap(memory_, other.memory_);
+        std::swap(role_, other.role_);
         std::swap(count_, other.count_);
         std::swap(tail_, other.tail_);
         std::swap(name_, other.name_);
@@ -239,6 +252,7 @@ private:
     }
 
     Memory memory_ = Memory::system;
+    Role role_ = Role::host_data;
     std::size_t count_ = 0;
     std::size_t tail_ = 0;
     std::string name_;
@@ -252,10 +266,10 @@ Memory copies_memory(const Step& step) { return step.device_copies ? Memory::dev
 // any of it. Returns once the device is idle again.
 void poison_all(const std::vector<const Floats*>& arrays, std::size_t count) {
     for (const Floats* array : arrays) {
-        if (array->allocated() && !device_side_poison(array->memory())) array->poison(count);
+        if (array->allocated() && !array->written_on_device()) array->poison(count);
     }
     for (const Floats* array : arrays) {
-        if (array->allocated() && device_side_poison(array->memory())) array->poison(count);
+        if (array->allocated() && array->written_on_device()) array->poison(count);
     }
     CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -305,9 +319,9 @@ public:
     StreamArrays(const Step& step, std::size_t capacity)
         : x_(step.memory, capacity, "x"), y_(step.memory, capacity, "y"), z_(step.memory, capacity, "z") {
         if (step.device_copies) {
-            device_x_ = Floats(Memory::device, capacity, "device_x");
-            device_y_ = Floats(Memory::device, capacity, "device_y");
-            device_z_ = Floats(Memory::device, capacity, "device_z");
+            device_x_ = Floats(Memory::device, capacity, "device_x", Role::workspace);
+            device_y_ = Floats(Memory::device, capacity, "device_y", Role::workspace);
+            device_z_ = Floats(Memory::device, capacity, "device_z", Role::workspace);
         }
         allocated_ = x_.allocated() && y_.allocated() && z_.allocated() &&
                      (!step.device_copies || (device_x_.allocated() && device_y_.allocated() && device_z_.allocated()));
@@ -319,7 +333,8 @@ public:
     }
     const float* z() const { return z_.data(); }
 
-    /// The state before a run: x and y written on the host, z and every device copy poisoned.
+    /// The state before a run: x and y written on the host, z poisoned on the host (where the
+    /// host read the last result), every device copy poisoned on the device.
     void reset(const StreamInputs& inputs, bool /* no scratch here */) const {
         x_.write_on_host(inputs.x);
         y_.write_on_host(inputs.y);
@@ -417,44 +432,47 @@ public:
     ReuseArrays(const Step& step, std::size_t capacity)
         : u_(step.memory, capacity, "u"),
           w_(step.memory, capacity, "w"),
-          scratch_(copies_memory(step), capacity, "scratch") {
+          scratch_a_(copies_memory(step), capacity, "scratch[0]", Role::workspace),
+          scratch_b_(copies_memory(step), capacity, "scratch[1]", Role::workspace) {
         if (step.device_copies) {
-            device_u_ = Floats(Memory::device, capacity, "device_u");
-            device_w_ = Floats(Memory::device, capacity, "device_w");
+            device_u_ = Floats(Memory::device, capacity, "device_u", Role::workspace);
+            device_w_ = Floats(Memory::device, capacity, "device_w", Role::workspace);
         }
-        allocated_ = u_.allocated() && w_.allocated() && scratch_.allocated() &&
+        allocated_ = u_.allocated() && w_.allocated() && scratch_a_.allocated() && scratch_b_.allocated() &&
                      (!step.device_copies || (device_u_.allocated() && device_w_.allocated()));
     }
     bool allocated() const { return allocated_; }
 
     unified::ReuseProblem problem(std::size_t count, int sweeps) const {
-        return {count, sweeps, u_.data(), w_.data(), scratch_.data(), device_u_.data(), device_w_.data()};
+        return {count, sweeps, u_.data(), w_.data(), {scratch_a_.data(), scratch_b_.data()}, device_u_.data(),
+                device_w_.data()};
     }
     const float* w() const { return w_.data(); }
 
-    /// The state before a run: u written on the host, w and every device copy poisoned (the
-    /// scratch too when `poison_scratch`: the correctness test wants it, the perf test leaves
-    /// it where the last run put it, as a program would).
+    /// The state before a run: u written on the host, w poisoned on the host (where the host read
+    /// the last result), every device copy poisoned on the device; the scratch pair too when
+    /// `poison_scratch`, where it lives (the correctness test wants it; the perf test leaves it
+    /// where the last run put it, as a program would).
     void reset(const ReuseInputs& inputs, bool poison_scratch) const {
         u_.write_on_host(inputs.u);
         std::vector<const Floats*> poisoned{&w_, &device_u_, &device_w_};
-        if (poison_scratch) poisoned.push_back(&scratch_);
+        if (poison_scratch) poisoned.insert(poisoned.end(), {&scratch_a_, &scratch_b_});
         poison_all(poisoned, inputs.count());
     }
     void arm_tails(std::size_t count) const {
-        for (const Floats* array : {&u_, &w_, &scratch_, &device_u_, &device_w_}) {
+        for (const Floats* array : {&u_, &w_, &scratch_a_, &scratch_b_, &device_u_, &device_w_}) {
             if (array->allocated()) array->arm_tail(count);
         }
         CUDA_CHECK(cudaDeviceSynchronize());
     }
     void check_tails(std::size_t count) const {
-        for (const Floats* array : {&w_, &scratch_, &device_u_, &device_w_}) {
+        for (const Floats* array : {&w_, &scratch_a_, &scratch_b_, &device_u_, &device_w_}) {
             if (array->allocated()) array->check_tail(count);
         }
     }
 
 private:
-    Floats u_, w_, scratch_;
+    Floats u_, w_, scratch_a_, scratch_b_;
     Floats device_u_, device_w_;
     bool allocated_ = false;
 };
@@ -466,7 +484,8 @@ cl::Comparison compare_reuse(const ReuseInputs& inputs, const float* w, const st
 
 // ---------------------------------------------------------------------------------------
 // Correctness: tiny, odd, one past a power of two, never a multiple of the block size; the
-// sweeps odd and even (the launcher's ping-pong ends in w either way); two sizes from the seed.
+// sweeps one (u straight to w), odd and even (the scratch pair ends on either array before the
+// last sweep writes w); two sizes from the seed.
 // ---------------------------------------------------------------------------------------
 
 struct Case {
@@ -574,6 +593,7 @@ template <class Arrays, class Inputs>
 struct PerfProblem {
     std::string variant;  ///< "streaming", "re-use"
     std::size_t count;
+    std::size_t arrays;  ///< of `count` floats each, in the step's kind of memory
     double bytes;  ///< what must cross the bus, in and out
     std::array<const Inputs*, 2> inputs;
     bool (*has_part)(const Step&);
@@ -608,7 +628,7 @@ cl::Verdict perf_row(const Step& step, const PerfProblem<Arrays, Inputs>& proble
     };
     if (!cl::step_selected(step.id)) return untimed({cl::Status::not_selected, ""});
     try {
-        if (auto why = why_unsupported(step, 3 * problem.count * sizeof(float))) {
+        if (auto why = why_unsupported(step, problem.arrays * problem.count * sizeof(float))) {
             return untimed({cl::Status::skipped, fmt::format("step {}: skipped: {}", step.id, *why)});
         }
         const Arrays arrays(step, problem.count);
@@ -673,7 +693,7 @@ TEST_CASE("10-unified-memory correctness" * doctest::test_suite("correctness")) 
     }
     for (const Step& step : unified::kSteps) {
         if (!cl::step_selected(step.id)) continue;
-        const std::size_t bytes = 3 * (capacity + 64) * sizeof(float);
+        const std::size_t bytes = 4 * (capacity + 64) * sizeof(float);  // the re-use problem's four arrays
         if (auto why = why_unsupported(step, bytes); why && memory_written(step)) {
             report_skipped(step, *why);
             continue;
@@ -700,11 +720,15 @@ TEST_CASE("10-unified-memory performance" * doctest::test_suite("perf")) {
     const ReuseInputs reuse_second(kReuseCount, kReuseSweeps, "perf, second set");
 
     cl::print_banner();
-    fmt::print("\nlink and copies: {}\nunified memory here: {}\n", rates.summary(), memory_paradigm());
+    const int numa_node = unified::host_numa_node_of_gpu();
+    fmt::print("\nlink and copies: {}\nunified memory here: {}; host NUMA node next to the GPU: {}\n", rates.summary(),
+               memory_paradigm(),
+               numa_node >= 0 ? fmt::format("{} (cudaDevAttrHostNumaId)", numa_node) : std::string("none reported"));
 
     const PerfProblem<StreamArrays, StreamInputs> streaming{
         .variant = "streaming",
         .count = kStreamCount,
+        .arrays = 3,
         .bytes = 3.0 * kStreamCount * sizeof(float),
         .inputs = {&stream_main, &stream_second},
         .has_part = [](const Step& step) { return step.stream != nullptr; },
@@ -727,6 +751,7 @@ TEST_CASE("10-unified-memory performance" * doctest::test_suite("perf")) {
     const PerfProblem<ReuseArrays, ReuseInputs> reuse{
         .variant = "re-use",
         .count = kReuseCount,
+        .arrays = 4,  // u, w and the scratch pair
         .bytes = 2.0 * kReuseCount * sizeof(float),
         .inputs = {&reuse_main, &reuse_second},
         .has_part = [](const Step& step) { return step.reuse != nullptr; },
@@ -740,8 +765,8 @@ TEST_CASE("10-unified-memory performance" * doctest::test_suite("perf")) {
     };
     const bool reuse_passed = perf_table(
         reuse,
-        fmt::format("w = {} sweeps of a 3-point stencil on 2^23 floats ({} MiB each for u, w and scratch), from u "
-                    "in host memory to w in host memory; GB/s: 8 bytes per element (4 in, 4 out) over the time",
+        fmt::format("w = {} sweeps of a 3-point stencil on 2^23 floats ({} MiB each for u, w and the scratch pair), "
+                    "from u in host memory to w in host memory; GB/s: 8 bytes per element (4 in, 4 out) over the time",
                     kReuseSweeps, kReuseCount * sizeof(float) >> 20),
         copy_roof(rates, 1.0 * kReuseCount * sizeof(float), 1.0 * kReuseCount * sizeof(float),
                   Crossing::in_then_out));

@@ -17,20 +17,23 @@ namespace {
 // ---------------------------------------------------------------------------------------
 
 // Slow before: the CPU computes one element after another.
-// Fixes: one GPU thread per element at a time, consecutive threads on consecutive addresses.
 __global__ void saxpy_kernel(const float* x, const float* y, float* z, std::size_t count, float a) {
-    // TODO(step 1): a grid-stride loop (the launcher starts only as many blocks as fit on the
-    // GPU): i from blockIdx.x * blockDim.x + threadIdx.x (as std::size_t) while i < count, in
-    // steps of gridDim.x * blockDim.x; z[i] = a * x[i] + y[i]. Lab sheet: README.md, section 1.
+    // TODO(step 1): z[i] = a * x[i] + y[i] for every i < count, for whatever grid the launcher
+    // starts (only as many blocks as fit on the GPU: a thread handles many i); indices in
+    // std::size_t; a warp's loads and stores cover consecutive elements.
+    // Lab sheet: README.md, section 1.
+    // HINT(step 1): a grid-stride loop: i from blockIdx.x * blockDim.x + threadIdx.x (as
+    // HINT(step 1): std::size_t) while i < count, in steps of gridDim.x * blockDim.x.
 }
 
 // Slow before: the CPU smooths one element after another, sweep after sweep.
-// Fixes: one GPU thread per element of a sweep; each sweep is its own launch (see launch_sweeps).
 __global__ void sweep_kernel(const float* in, float* out, std::size_t count) {
-    // TODO(step 1): the same grid-stride loop; out[i] = kCentreWeight * in[i] + kSideWeight *
-    // (left + right), where left is in[i - 1] and right is in[i + 1], except at the ends: for
-    // i == 0 left is in[i] itself, for i == count - 1 right is. Never read past either end.
-    // Lab sheet: README.md, section 1.
+    // TODO(step 1): out[i] = kCentreWeight * in[i] + kSideWeight * (left + right) for every
+    // i < count, for any grid as in saxpy_kernel, where left is in[i - 1] and right is in[i + 1],
+    // and a missing neighbour at either end counts as in[i] itself. Nothing is read outside
+    // in[0, count). Lab sheet: README.md, section 1.
+    // HINT(step 1): saxpy_kernel's loop; left = i > 0 ? in[i - 1] : in[i], and right likewise
+    // HINT(step 1): with i + 1 < count.
 }
 
 }  // namespace
@@ -49,23 +52,28 @@ float* allocate_floats(Memory memory, [[maybe_unused]] std::size_t count) {
     float* data = nullptr;
     switch (memory) {
         case Memory::device:
-            // TODO(step 1): count floats of device memory: cudaMalloc(&data, bytes).
-            // Lab sheet: README.md, section 1.
+            // TODO(step 1): data = count floats of device memory. Lab sheet: README.md, section 1.
+            // HINT(step 1): cudaMalloc(&data, count * sizeof(float)), in CUDA_CHECK(...).
             break;
         case Memory::pinned_host:
-            // TODO(step 1): count floats of page-locked host memory: cudaMallocHost.
+            // TODO(step 1): data = count floats of page-locked host memory.
             // Lab sheet: README.md, section 1.
+            // HINT(step 1): cudaMallocHost, as cudaMalloc above.
             break;
         case Memory::mapped_host:
-            // TODO(step 2): page-locked host memory mapped into the GPU's address space:
-            // cudaHostAlloc with the flag cudaHostAllocMapped. Lab sheet: README.md, section 2.
+            // TODO(step 2): data = count floats of page-locked host memory mapped into the GPU's
+            // address space, usable in kernels through data itself. Lab sheet: README.md, section 2.
+            // HINT(step 2): cudaHostAlloc with the flag cudaHostAllocMapped.
             break;
         case Memory::managed:
-            // TODO(step 4): managed memory: cudaMallocManaged. Lab sheet: README.md, section 4.
+            // TODO(step 4): data = count floats of managed memory (one pointer for host and device;
+            // the driver moves the pages). Lab sheet: README.md, section 4.
+            // HINT(step 4): cudaMallocManaged.
             break;
         case Memory::system:
-            // TODO(step 6): ordinary host memory, as any C++ program gets it: new float[count].
-            // Lab sheet: README.md, section 6.
+            // TODO(step 6): data = count floats of ordinary pageable host memory, as any C++
+            // program gets it. Lab sheet: README.md, section 6.
+            // HINT(step 6): new float[count].
             break;
     }
     return data;
@@ -73,11 +81,14 @@ float* allocate_floats(Memory memory, [[maybe_unused]] std::size_t count) {
 
 void release_floats([[maybe_unused]] Memory memory, float* data) {
     if (data == nullptr) return;
-    // A switch (memory) as in allocate_floats, one case per kind:
-    // TODO(step 1): Memory::device: cudaFree; Memory::pinned_host: cudaFreeHost. Lab sheet: README.md, section 1.
+    // A switch (memory) as in allocate_floats, one case per kind, each freeing what its case of
+    // allocate_floats allocated, with the call that matches the allocation:
+    // TODO(step 1): Memory::device and Memory::pinned_host. Lab sheet: README.md, section 1.
+    // HINT(step 1): cudaFree; cudaFreeHost.
     // TODO(step 2): Memory::mapped_host: what frees cudaHostAlloc's memory? Lab sheet: README.md, section 2.
     // TODO(step 4): Memory::managed: what frees cudaMallocManaged's memory? Lab sheet: README.md, section 4.
-    // TODO(step 6): Memory::system: delete[]. Lab sheet: README.md, section 6.
+    // TODO(step 6): Memory::system. Lab sheet: README.md, section 6.
+    // HINT(step 6): delete[].
 }
 
 // ---------------------------------------------------------------------------------------
@@ -85,19 +96,23 @@ void release_floats([[maybe_unused]] Memory memory, float* data) {
 // ---------------------------------------------------------------------------------------
 
 // Slow before: the CPU.
-// Fixes: the data is copied to device memory in one piece per array, at the copy engines' full
-// rate (pinned memory: no staging), the kernel runs at device-memory speed, the result comes back.
 void stream_explicit([[maybe_unused]] const StreamProblem& p) {
-    // TODO(step 1): copy p.x and p.y (host) to p.device_x and p.device_y (cudaMemcpy or
-    // cudaMemcpyAsync, cudaMemcpyHostToDevice); launch_saxpy on the device copies, writing
-    // p.device_z; copy p.device_z back to p.z. Lab sheet: README.md, section 1.
+    // TODO(step 1): p.z = p.a * p.x + p.y (host arrays, p.count floats), computed by launch_saxpy
+    // on the device copies p.device_x, p.device_y and p.device_z, the data crossing the bus by
+    // explicit copies. Every runtime call in CUDA_CHECK(...); the function may return before the
+    // GPU has finished (the harness synchronizes). Lab sheet: README.md, section 1.
+    // HINT(step 1): copy p.x and p.y to p.device_x and p.device_y (cudaMemcpyAsync,
+    // HINT(step 1): cudaMemcpyHostToDevice); launch_saxpy(p.device_x, p.device_y, p.device_z,
+    // HINT(step 1): p.count, p.a); copy p.device_z back to p.z (cudaMemcpyDeviceToHost).
 }
 
 // Slow before: the CPU.
-// Fixes: u crosses the bus once, all sweeps read device memory, w crosses back once.
 void reuse_explicit([[maybe_unused]] const ReuseProblem& p) {
-    // TODO(step 1): copy p.u to p.device_u; launch_sweeps(p.device_u, p.scratch, p.device_w,
-    // p.count, p.sweeps); copy p.device_w back to p.w. Lab sheet: README.md, section 1.
+    // TODO(step 1): p.w = p.sweeps sweeps of p.u (host arrays), computed by launch_sweeps on the
+    // device copies p.device_u and p.device_w with the scratch pair p.scratch (device memory), the
+    // data crossing the bus by explicit copies, as in stream_explicit. Lab sheet: README.md, section 1.
+    // HINT(step 1): copy p.u to p.device_u; launch_sweeps(p.device_u, p.scratch, p.device_w,
+    // HINT(step 1): p.count, p.sweeps); copy p.device_w back to p.w.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -106,52 +121,55 @@ void reuse_explicit([[maybe_unused]] const ReuseProblem& p) {
 // ---------------------------------------------------------------------------------------
 
 // Slow before: step 1 copies in, then computes, then copies out, one after the other.
-// Fixes: no copies; the kernel's loads and stores cross the bus themselves, both directions at
-// once and overlapped with the arithmetic. Each byte crosses once, as in step 1.
 void stream_direct([[maybe_unused]] const StreamProblem& p) {
-    // TODO(step 2): launch_saxpy straight on p.x, p.y and p.z. Lab sheet: README.md, section 2.
+    // TODO(step 2): p.z = p.a * p.x + p.y by launch_saxpy on the host-visible arrays themselves:
+    // no copies. Lab sheet: README.md, section 2.
 }
 
 // Slow before: (this step is slower on purpose.)
-// Shows: the GPU keeps no copy of zero-copy memory (and the arrays are larger than its L2), so
-// every sweep reads one whole array and writes another across the bus again.
 void reuse_direct([[maybe_unused]] const ReuseProblem& p) {
-    // TODO(step 3): launch_sweeps straight on p.u, p.scratch and p.w. Lab sheet: README.md, section 3.
+    // TODO(step 3): p.w = the sweeps of p.u by launch_sweeps on the host-visible arrays
+    // themselves (p.u, p.scratch, p.w): no copies. Lab sheet: README.md, section 3.
 }
 
 // ---------------------------------------------------------------------------------------
 // Step 5: managed memory, told where each array belongs instead of left to page faults. Use
-// the given advise(pointer, bytes, cudaMemAdvise..., Location::device or Location::host) and
-// prefetch(pointer, bytes, Location::...) from managed_memory.hpp, which call cudaMemAdvise and
-// cudaMemPrefetchAsync the way your CUDA version wants them.
+// the given advise(pointer, bytes, cudaMemAdvise..., Location::...) and prefetch(pointer, bytes,
+// Location::...) from managed_memory.hpp, which call cudaMemAdvise and cudaMemPrefetchAsync the
+// way your CUDA version wants them (Location::device, ::host_near_gpu, ::host_near_thread, ::host).
 // ---------------------------------------------------------------------------------------
 
 void stream_advise([[maybe_unused]] const StreamProblem& p) {
-    // TODO(step 5): once, after the allocation: every element of x, y and z crosses the bus
-    // once. Keep all three in host memory (cudaMemAdviseSetPreferredLocation, the host) and
-    // have the GPU map them (cudaMemAdviseSetAccessedBy, the device). Lab sheet: README.md, section 5.
+    // TODO(step 5): (open step: your design) the set-up, called once after the allocation and
+    // never timed: whatever advice and prefetches you want for p.x, p.y and p.z (managed memory,
+    // p.count floats each), through the given advise and prefetch. Lab sheet: README.md, section 5.
 }
 
 // Slow before: step 4 moves pages one GPU page fault at a time, the kernel stalling on each,
 // and the host's first reads of z fault them back one by one.
-// Fixes: no faults, no migrations: the kernel reads x and y and writes z across the bus, both
-// directions at once and overlapped with its arithmetic; z is in host memory when it ends.
 void stream_advised([[maybe_unused]] const StreamProblem& p) {
-    // TODO(step 5): with that advice, what is left to do? Lab sheet: README.md, section 5.
+    // TODO(step 5): (open step: your design) the timed run, as fast as you can: p.z = p.a * p.x +
+    // p.y computed by launch_saxpy (step 1's kernel). Before every run the harness writes x and y
+    // and poisons z on the host; after it, cudaDeviceSynchronize() and the host reads z. Any
+    // stream, advice or prefetch; the function may return before the GPU has finished.
+    // Lab sheet: README.md, section 5.
 }
 
 void reuse_advise([[maybe_unused]] const ReuseProblem& p) {
-    // TODO(step 5): once, after the allocation: u is read once, by the first sweep (advise it
-    // as x above); scratch is never needed on the host (cudaMemAdviseSetPreferredLocation, the
-    // device). Lab sheet: README.md, section 5.
+    // TODO(step 5): (open step: your design) the set-up, called once after the allocation and
+    // never timed: whatever advice and prefetches you want for p.u, p.w and the scratch pair
+    // p.scratch[0], p.scratch[1] (managed memory, p.count floats each). Lab sheet: README.md,
+    // section 5.
 }
 
-// Slow before: step 4 faults u in page by page during the first sweep and faults w back on
-// the host page by page.
-// Fixes: u is read across the bus once, without faults; w, which half the sweeps write and read,
-// is in device memory before they start and moves back to the host in bulk after them.
-void reuse_prefetched([[maybe_unused]] const ReuseProblem& p) {
-    // TODO(step 5): prefetch w to the device; launch_sweeps; prefetch w to the host.
+// Slow before: step 4 faults u in page by page during the first sweep, migrates w to the GPU
+// for the last one, and faults w back to the host page by page when the host reads it.
+void reuse_advised([[maybe_unused]] const ReuseProblem& p) {
+    // TODO(step 5): (open step: your design) the timed run, as fast as you can: p.w = p.sweeps
+    // sweeps of p.u computed by launch_sweeps (step 1's kernel) with the scratch pair. Before
+    // every run the harness writes u and poisons w on the host; after it, cudaDeviceSynchronize()
+    // and the host reads w. The scratch pair holds nothing you may rely on. Any stream, advice or
+    // prefetch.
     // Lab sheet: README.md, section 5.
 }
 

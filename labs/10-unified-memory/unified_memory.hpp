@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cstddef>
-#include <utility>
 
 namespace unified {
 
@@ -63,11 +62,12 @@ struct ReuseProblem {
     std::size_t count = 0;
     int sweeps = 0;
     /// The step's host-visible memory: the harness writes u before every run and reads w after it.
+    /// The sweeps only read u, and only the last one writes w.
     float* u = nullptr;
     float* w = nullptr;
-    /// The sweeps' second buffer, never read by the harness: the step's kind of memory, or
-    /// device memory in step 1.
-    float* scratch = nullptr;
+    /// The sweeps' working pair, never read by the harness: the step's kind of memory, or device
+    /// memory in step 1. The sweeps in between alternate between the two.
+    std::array<float*, 2> scratch{};
     /// Step 1 only: device memory for the copies of u and w (nullptr in the other steps).
     float* device_u = nullptr;
     float* device_w = nullptr;
@@ -75,17 +75,16 @@ struct ReuseProblem {
 
 /// How the sweeps use the buffers (given; launch_sweeps and the instructors' probe follow it):
 /// calls sweep(source, target) `sweeps` times, in order. The first sweep reads u, every later one
-/// what the previous one wrote; they alternate between w and scratch so that the last one writes
-/// w (an odd number of sweeps starts by writing w, an even number by writing scratch). u is only read.
+/// what the previous one wrote; all but the last write scratch[0], scratch[1], scratch[0]... and
+/// the last one writes w. So u is only read, w only written, once, and everything in between
+/// stays in the scratch pair (one sweep: u straight to w).
 template <class Sweep>
-void alternate_sweeps(const float* u, float* scratch, float* w, int sweeps, Sweep&& sweep) {
-    float* target = sweeps % 2 == 1 ? w : scratch;
-    float* other = sweeps % 2 == 1 ? scratch : w;
+void alternate_sweeps(const float* u, const std::array<float*, 2>& scratch, float* w, int sweeps, Sweep&& sweep) {
     const float* source = u;
     for (int k = 0; k < sweeps; ++k) {
+        float* target = k + 1 == sweeps ? w : scratch[static_cast<std::size_t>(k % 2)];
         sweep(source, target);
         source = target;
-        std::swap(target, other);
     }
 }
 
@@ -94,7 +93,8 @@ void alternate_sweeps(const float* u, float* scratch, float* w, int sweeps, Swee
 // result is in host memory": copies, prefetches, kernels. It may return before the GPU has
 // finished; the harness then waits for the whole device (cudaDeviceSynchronize), as every
 // program must before its host code reads a result the GPU wrote. A setup function runs
-// once, after the allocation and before the first run (memory advice belongs there).
+// once, after the allocation and before the first run (memory advice belongs there, and so does
+// a prefetch of memory that lives on the GPU for good).
 // Each throws cl::CudaError if the runtime refuses a call.
 // ---------------------------------------------------------------------------------------
 
@@ -108,7 +108,7 @@ void reuse_direct(const ReuseProblem& problem);        // step 3 (and steps 4 an
 void stream_advise(const StreamProblem& problem);      // step 5, setup
 void stream_advised(const StreamProblem& problem);     // step 5
 void reuse_advise(const ReuseProblem& problem);        // step 5, setup
-void reuse_prefetched(const ReuseProblem& problem);    // step 5
+void reuse_advised(const ReuseProblem& problem);       // step 5
 
 /// What the GPU and its driver must offer for a step to run; the harness checks it and
 /// reports SKIP, with the reason, where they do not.
@@ -124,8 +124,8 @@ struct Step {
     const char* id;    ///< as in the table and the lab sheet
     const char* name;
     int section;       ///< the lab sheet's section for this step
-    Memory memory;     ///< the kind of x, y, z, u, w and scratch
-    bool device_copies;  ///< step 1: device_x ... device_w and scratch are Memory::device
+    Memory memory;     ///< the kind of x, y, z, u, w and the scratch pair
+    bool device_copies;  ///< step 1: device_x ... device_w and the scratch pair are Memory::device
     Needs needs;       ///< what the step relies on (checked by the harness)
     StreamFunction stream_setup;  ///< nullptr: no setup
     StreamFunction stream;        ///< nullptr: the step has no streaming part
@@ -143,7 +143,7 @@ inline constexpr std::array<Step, 6> kSteps{{
     {"4", "managed, on-demand migration", 4, Memory::managed, false, Needs::managed_memory, nullptr, stream_direct,
      nullptr, reuse_direct},
     {"5", "managed + advice + prefetch", 5, Memory::managed, false, Needs::concurrent_managed_access,
-     stream_advise, stream_advised, reuse_advise, reuse_prefetched},
+     stream_advise, stream_advised, reuse_advise, reuse_advised},
     {"6", "system memory (malloc)", 6, Memory::system, false, Needs::pageable_memory_access, nullptr,
      stream_direct, nullptr, reuse_direct},
 }};

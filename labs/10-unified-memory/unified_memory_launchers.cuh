@@ -12,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstddef>
 #include <stdexcept>
 
@@ -37,10 +38,11 @@ constexpr int kThreadsPerBlock = 256;
 
 /// w = `sweeps` sweeps of the stencil applied to u, one launch per sweep: a sweep reads its
 /// neighbours' old values, and only the end of a launch guarantees that every block has
-/// finished writing them. The sweeps alternate between w and scratch so that the last one
-/// writes w (alternate_sweeps in unified_memory.hpp); u is only read.
-[[maybe_unused]] void launch_sweeps(const float* u, float* scratch, float* w, std::size_t count, int sweeps,
-                                    cudaStream_t stream = nullptr) {
+/// finished writing them. The first sweep reads u, the ones in between alternate between the
+/// two scratch arrays, and only the last one writes w (alternate_sweeps in unified_memory.hpp):
+/// u is only read and w only written, once each.
+[[maybe_unused]] void launch_sweeps(const float* u, const std::array<float*, 2>& scratch, float* w,
+                                    std::size_t count, int sweeps, cudaStream_t stream = nullptr) {
     if (sweeps < 1) throw std::invalid_argument("launch_sweeps: at least one sweep");
     if (count == 0) return;
     const unsigned int blocks = cl::grid_stride_blocks(sweep_kernel, kThreadsPerBlock, count);

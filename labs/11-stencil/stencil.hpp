@@ -36,8 +36,8 @@ struct Extent {
 // --- the stencils --------------------------------------------------------------------------
 
 /// Both stencils are "stars": the centre and the points up to `radius` away along x, y and z.
-inline constexpr int kStarRadius = 1;       ///< the 7-point stencil of steps 1 to 4
-inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of step 5
+inline constexpr int kStarRadius = 1;       ///< the 7-point stencil of steps 1 to 4 and 6a
+inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of steps 5 and 6b
 
 inline constexpr int kAxisX = 0;
 inline constexpr int kAxisY = 1;
@@ -62,12 +62,18 @@ using Launcher = void (*)(const float* in, float* out, Extent extent, const floa
 /// What the step's kernel costs an SM (registers, shared memory, resident blocks).
 using ResourceQuery = cl::KernelResources (*)();
 
+/// The z-planes each block of a marching step walks for this extent on this GPU: the launcher's
+/// choice (stencil_launchers.cuh says how it makes it).
+using SlabQuery = int (*)(Extent extent);
+
 void stencil_naive(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil_constant_memory(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil_plane_tiles(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil_marching_planes(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil25_naive(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil25_marching_planes(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil_staged_planes(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil25_staged_planes(const float* in, float* out, Extent extent, const float* coefficients);
 
 cl::KernelResources stencil_naive_resources();
 cl::KernelResources stencil_constant_memory_resources();
@@ -75,64 +81,95 @@ cl::KernelResources stencil_plane_tiles_resources();
 cl::KernelResources stencil_marching_planes_resources();
 cl::KernelResources stencil25_naive_resources();
 cl::KernelResources stencil25_marching_planes_resources();
+cl::KernelResources stencil_staged_planes_resources();
+cl::KernelResources stencil25_staged_planes_resources();
 
-/// The z-planes each block of a marching-planes step walks for this extent on this GPU: the
-/// launchers' choice (stencil_launchers.cuh says how they make it). 0 for other radii.
-int marching_slab_planes(Extent extent, int radius);
+int stencil_marching_slab_planes(Extent extent);
+int stencil25_marching_slab_planes(Extent extent);
+int stencil_staged_slab_planes(Extent extent);
+int stencil25_staged_slab_planes(Extent extent);
 
 struct Step {
     const char* id;    ///< as in the table and the lab sheet
     const char* name;
     int section;       ///< the lab sheet's section for this step
     int radius;        ///< kStarRadius or kHighOrderRadius
-    bool marches;      ///< walks z in slabs (steps 4 and 5b)
     Launcher launch;
     ResourceQuery resources;
+    SlabQuery slab_planes;  ///< nullptr for a step that gives each block one plane
 };
 
-inline constexpr std::array<Step, 6> kSteps{{
-    {"1", "naive, coefficients from global memory", 1, kStarRadius, false, stencil_naive, stencil_naive_resources},
-    {"2", "naive, coefficients in __constant__", 2, kStarRadius, false, stencil_constant_memory,
-     stencil_constant_memory_resources},
-    {"3", "shared tile per x-y plane, z from global", 3, kStarRadius, false, stencil_plane_tiles,
-     stencil_plane_tiles_resources},
-    {"4", "marching planes, z in registers", 4, kStarRadius, true, stencil_marching_planes,
-     stencil_marching_planes_resources},
-    {"5a", "25-point, naive", 5, kHighOrderRadius, false, stencil25_naive, stencil25_naive_resources},
-    {"5b", "25-point, marching planes", 5, kHighOrderRadius, true, stencil25_marching_planes,
-     stencil25_marching_planes_resources},
+inline constexpr std::array<Step, 8> kSteps{{
+    {"1", "naive, coefficients from global memory", 1, kStarRadius, stencil_naive, stencil_naive_resources,
+     nullptr},
+    {"2", "naive, coefficients in __constant__", 2, kStarRadius, stencil_constant_memory,
+     stencil_constant_memory_resources, nullptr},
+    {"3", "shared tile per x-y plane, z from global", 3, kStarRadius, stencil_plane_tiles,
+     stencil_plane_tiles_resources, nullptr},
+    {"4", "marching planes, z in registers", 4, kStarRadius, stencil_marching_planes,
+     stencil_marching_planes_resources, stencil_marching_slab_planes},
+    {"5a", "25-point, naive", 5, kHighOrderRadius, stencil25_naive, stencil25_naive_resources, nullptr},
+    {"5b", "25-point, marching planes", 5, kHighOrderRadius, stencil25_marching_planes,
+     stencil25_marching_planes_resources, stencil25_marching_slab_planes},
+    {"6a", "7-point, planes ahead staged by cp.async", 6, kStarRadius, stencil_staged_planes,
+     stencil_staged_planes_resources, stencil_staged_slab_planes},
+    {"6b", "25-point, planes ahead staged by cp.async", 6, kHighOrderRadius, stencil25_staged_planes,
+     stencil25_staged_planes_resources, stencil25_staged_slab_planes},
 }};
 
-// --- step 6: connected components ---------------------------------------------------------
+// --- steps 7 to 9: connected components ----------------------------------------------------
 
 /// A pixel of the width x height row-major float image is foreground when its value is above
 /// the threshold. The labels: 0 for every background pixel; for a foreground pixel, 1 + the
 /// smallest index (y * width + x) of the pixels of its component (4-connectivity: left, right,
-/// up, down; diagonal neighbours are not connected).
+/// up, down; diagonal neighbours are not connected). Labels are ints, so an image has fewer
+/// than 2^31 pixels: the launchers refuse larger ones.
 inline constexpr float kForegroundThreshold = 0.65F;
 
+/// The ints of LabelWorkspace::flags: a change flag per round (step 7 uses the first; step 8
+/// cycles through three, so that resetting the next one never races with reading this one) and
+/// the number of rounds step 8 reports back.
+inline constexpr int kLabelFlagWords = 4;
+
 /// Device memory the labelling needs besides its output: `scratch` holds width * height ints
-/// (the other buffer of each round), `changed` one int (the flag read back after each round).
+/// (the other buffer of each round, or the union-find forest), `flags` kLabelFlagWords ints.
 struct LabelWorkspace {
     int* scratch = nullptr;
-    int* changed = nullptr;
+    int* flags = nullptr;
 };
 
-/// Labels the image (step 6): writes the labels of every pixel to `labels` (width * height
-/// ints in device memory) by rounds of the min-label stencil until a round changes nothing,
-/// and returns the number of rounds. Waits for the device after every round (it reads the
-/// flag back). Throws std::runtime_error when `max_rounds` rounds still changed something,
-/// std::invalid_argument for a side below 1, and cl::CudaError if a launch is rejected.
+/// Every labelling step: writes the labels of every pixel to `labels` (width * height ints in
+/// device memory) and returns its number of passes over the image: the rounds of the min-label
+/// stencil (steps 7 and 8, the last one being the round that changed nothing) or the kernels of
+/// the union-find (step 9). Throws std::runtime_error when `max_rounds` rounds still changed
+/// something, std::invalid_argument for an image it cannot label (a side below 1, 2^31 pixels
+/// or more), and cl::CudaError if a launch is rejected.
+using LabelLauncher = int (*)(const float* image, int width, int height, float threshold, int* labels,
+                              LabelWorkspace workspace, int max_rounds);
+
+/// Step 7: one launch per round; the host reads the change flag back after every round.
 int label_components(const float* image, int width, int height, float threshold, int* labels,
                      LabelWorkspace workspace, int max_rounds);
+/// Step 8: the same rounds in one cooperative launch, a grid-wide barrier between rounds; the
+/// host reads the number of rounds back once.
+int label_components_on_device(const float* image, int width, int height, float threshold, int* labels,
+                               LabelWorkspace workspace, int max_rounds);
+/// Step 9: union-find on the GPU: hooking by atomicMin, then every pixel jumps to its root.
+int label_components_union_find(const float* image, int width, int height, float threshold, int* labels,
+                                LabelWorkspace workspace, int max_rounds);
 
 struct LabelStep {
     const char* id;
     const char* name;
     int section;
+    LabelLauncher launch;
 };
 
-inline constexpr LabelStep kLabelStep{"6", "connected components, min-label rounds", 6};
+inline constexpr std::array<LabelStep, 3> kLabelSteps{{
+    {"7", "min-label rounds, host reads a flag per round", 7, label_components},
+    {"8", "min-label rounds in one cooperative kernel", 8, label_components_on_device},
+    {"9", "union-find: atomicMin hooking, root jumping", 9, label_components_union_find},
+}};
 
 // --- given, complete (stencil_check.cu): the harness's tools for the large grids ------------
 

@@ -44,6 +44,20 @@ constexpr int halo_points(int radius, int tile_x, int tile_y) { return 2 * radiu
 
 // --- steps 4 and 5b: marching planes ----------------------------------------------------------
 
+/// The thread layout steps 4 to 6 share: kThreadsX x kThreadsY threads own a kTileX x kTileY
+/// column of the grid; thread (tx, ty) holds kRowsPerThread points of every plane: column tx, rows
+/// ty + k * kThreadsY.
+template <int kRadius, int kRows, int kThreadRows>
+struct ColumnTile {
+    static constexpr int kStencilRadius = kRadius;
+    static constexpr int kThreadsX = 32;
+    static constexpr int kThreadsY = kThreadRows;
+    static constexpr int kRowsPerThread = kRows;
+    static constexpr int kThreads = kThreadsX * kThreadsY;
+    static constexpr int kTileX = kThreadsX;
+    static constexpr int kTileY = kThreadsY * kRowsPerThread;
+};
+
 /// A block of kThreadsX x kThreadsY threads owns a kTileX x kTileY column of the grid and walks
 /// it along z through one slab of planes (the launcher picks the slab's length). Thread
 /// (tx, ty) holds kRowsPerThread points of every plane: column tx, rows ty + k * kThreadsY.
@@ -57,14 +71,9 @@ constexpr int halo_points(int radius, int tile_x, int tile_y) { return 2 * radiu
 /// `kMinBlocks` goes to __launch_bounds__: that many resident blocks per SM, which caps the
 /// registers per thread at about 65536 / (kMinBlocks x kThreads) (64 for 4 x 256 or 2 x 512 threads).
 template <int kRadius, int kRows, int kAheadPlanes, int kThreadRows = 8, int kMinBlocks = 1024 / (32 * kThreadRows)>
-struct MarchingTile {
-    static constexpr int kStencilRadius = kRadius;
-    static constexpr int kThreadsX = 32;
-    static constexpr int kThreadsY = kThreadRows;
-    static constexpr int kRowsPerThread = kRows;
-    static constexpr int kThreads = kThreadsX * kThreadsY;
-    static constexpr int kTileX = kThreadsX;
-    static constexpr int kTileY = kThreadsY * kRowsPerThread;
+struct MarchingTile : ColumnTile<kRadius, kRows, kThreadRows> {
+    using Base = ColumnTile<kRadius, kRows, kThreadRows>;
+    using Base::kThreads, Base::kThreadsX, Base::kThreadsY, Base::kTileX, Base::kTileY, Base::kRowsPerThread;
     static constexpr int kHaloPoints = halo_points(kRadius, kTileX, kTileY);
     /// Halo points per thread, rounded up: thread t loads halo points t, t + kThreads, ...
     static constexpr int kHaloPerThread = (kHaloPoints + kThreads - 1) / kThreads;
@@ -91,14 +100,84 @@ using StarMarching = MarchingTile<kStarRadius, 4, 3>;
 /// 3 planes ahead: a queue of 12 registers per point, within 64 registers at 2 blocks per SM.
 using HighOrderMarching = MarchingTile<kHighOrderRadius, 2, 3, 16>;
 
-/// The shortest slab the launchers cut: each slab reads 2 R planes beyond its own, and the
-/// correctness sizes still walk several planes per block and cross slab boundaries.
+/// The slab the launchers cut for a marching kernel of radius R: kSlabPlanesPerRadius x R planes,
+/// each slab re-reading the 2 R planes beyond its ends (1/16 of its own); shorter, down to
+/// kMinSlabPlanes, where the grid would otherwise have fewer blocks than fit on the GPU at once.
+/// The correctness sizes still walk several planes per block and cross slab boundaries.
+inline constexpr int kSlabPlanesPerRadius = 32;
 inline constexpr int kMinSlabPlanes = 8;
 
-// --- step 6: connected components -------------------------------------------------------------
+// --- step 6: marching planes, the planes ahead staged in shared memory --------------------------
 
-/// One thread per pixel, 32 x 8 threads per block.
+/// A block of 32 x kThreadsY threads owns a kTileX x kTileY column of the grid and walks it along
+/// z, as in steps 4 and 5b; thread (tx, ty) holds kRowsPerThread points of every plane, column
+/// tx and the consecutive rows ty * kRowsPerThread + k, so that it reads the y-neighbours of all
+/// of them from one column of the stage.
+///
+/// The planes come through a ring of kStages *stages* in (dynamic) shared memory. A stage holds
+/// one plane of the tile with its halo: kStageY = kTileY + 2 R rows of kStageX = kTileX + 2 kPad
+/// floats, from x0 - kPad and y0 - R; kPad = 4 floats (16 bytes) on each side, so that every row
+/// of a stage is whole 16-byte chunks: a stage is filled by asynchronous copies of 16 bytes (of
+/// 4 bytes where the grid's rows are not 16-byte aligned), which go from global memory to shared
+/// memory without passing through registers. Plane p uses stage (p - z_first) % kStages.
+///
+/// At plane z the stencil reads the x- and y-neighbours from the stage of plane z, and the stage
+/// of plane z + R gives each point its value for the register queue of kQueuePlanes = 2 R + 1
+/// values (planes z - R .. z + R, in slot (p - z_first + R) % kQueuePlanes, as in step 4). So
+/// the stages of planes z .. z + R are in use, and the copies of the kAhead planes after them
+/// are in flight: kStages = R + 1 + kAhead.
+template <int kRadius, int kRows, int kAheadPlanes, int kThreadRows, int kMinBlocks>
+struct StagedTile : ColumnTile<kRadius, kRows, kThreadRows> {
+    using Base = ColumnTile<kRadius, kRows, kThreadRows>;
+    using Base::kThreads, Base::kThreadsX, Base::kThreadsY, Base::kTileX, Base::kTileY, Base::kRowsPerThread;
+    static constexpr int kPad = 4;  ///< floats staged left and right of the tile: one 16-byte chunk
+    static constexpr int kStageX = kTileX + 2 * kPad;
+    static constexpr int kStageY = kTileY + 2 * kRadius;
+    static constexpr int kStagePoints = kStageX * kStageY;
+    static constexpr int kAhead = kAheadPlanes;
+    static constexpr int kStages = kRadius + 1 + kAhead;
+    static constexpr int kQueuePlanes = 2 * kRadius + 1;
+    static constexpr int kMinBlocksPerSm = kMinBlocks;
+    /// The ring, as the launch's dynamic shared memory.
+    static constexpr int kSharedBytes = kStages * kStagePoints * static_cast<int>(sizeof(float));
+
+    static_assert(kThreadsY >= 1 && kThreads <= 1024, "a block has at most 1024 threads: kThreadRows <= 32");
+    static_assert(kRowsPerThread >= 1, "each thread needs at least one row: kRows >= 1");
+    static_assert(kRadius >= 1 && kRadius <= kPad, "the x-halo must fit in the 4 staged floats on each side: "
+                                                   "make kRadius at most kPad");
+    static_assert(kAhead >= 1 && kAhead <= 8, "cp.async.wait_group counts at most 8 pending planes, and at least "
+                                              "one plane must be on its way: 1 <= kAheadPlanes <= 8");
+    static_assert(kMinBlocksPerSm >= 1, "at least one resident block per SM: kMinBlocks >= 1");
+    static_assert(kSharedBytes <= 227 * 1024, "the ring must fit in one SM's shared memory (227 KiB for a block on "
+                                              "an H100): fewer planes ahead or a smaller tile");
+};
+
+/// Step 6a: 32 x 16 threads, 2 rows each (a 32 x 32 tile), 6 planes ahead: 8 stages of
+/// 34 x 40 floats, 42.5 KiB per block; at 2 blocks per SM 12 planes' copies (64 KiB) in flight.
+using StarStaged = StagedTile<kStarRadius, 2, 6, 16, 2>;
+/// Step 6b: 32 x 8 threads, 4 rows each (a 32 x 32 tile), 3 planes ahead: 8 stages of
+/// 40 x 40 floats, 50 KiB per block; at 2 blocks per SM 6 planes' copies (38 KiB) in flight.
+/// Two blocks of 256 threads allow 128 registers per thread: the queues of 4 rows (36 registers)
+/// and the column of 12 values fit without spilling. (More planes ahead measure slower here.)
+using HighOrderStaged = StagedTile<kHighOrderRadius, 4, 3, 8, 2>;
+/// Where the grid's rows are not 16-byte aligned the launchers copy 4 bytes at a time: four times
+/// the copies per thread, whose places each thread keeps in registers. This shape of Tile asks for
+/// half the resident blocks, so twice the registers, and does not spill.
+template <class Tile>
+using UnalignedStaged = StagedTile<Tile::kStencilRadius, Tile::kRowsPerThread, Tile::kAhead, Tile::kThreadsY,
+                                   (Tile::kMinBlocksPerSm + 1) / 2>;
+
+// --- steps 7 to 9: connected components -------------------------------------------------------
+
+/// One thread per pixel, 32 x 8 threads per block (in step 8, per tile of the image).
 inline constexpr int kLabelBlockX = 32;
 inline constexpr int kLabelBlockY = 8;
+
+/// Step 8's change flag of round r: flags[r % kRoundFlags] (stencil.hpp, kLabelFlagWords), and
+/// where the kernel leaves the number of rounds.
+inline constexpr int kRoundFlags = 3;
+inline constexpr int kRoundsWord = kRoundFlags;
+static_assert(kRoundsWord < kLabelFlagWords, "step 8 needs kRoundFlags flags and the rounds word in the workspace: "
+                                             "raise kLabelFlagWords in stencil.hpp");
 
 }  // namespace stencil

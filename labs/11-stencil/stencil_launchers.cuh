@@ -10,7 +10,9 @@
 #include "stencil.hpp"
 #include "stencil_constants.cuh"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -56,50 +58,99 @@ void copy_coefficients_to_constant_memory(const float* coefficients, int radius)
 }
 
 // The marching kernels walk z in slabs: one block per (tile, slab). Long slabs re-read few
-// planes (each slab reads R planes before and after its own); short slabs make many blocks.
-// Model: a block's time is proportional to the planes it reads, the blocks run in waves of
-// `resident` (as many as fit on the GPU at once), and the kernel takes waves x planes. The
-// launcher picks the slab length with the least such time, at least kMinSlabPlanes planes
-// unless z itself is shorter. For 512^3 on an H100 this gives a grid that fills every SM with
-// about one wave of long slabs; for a small grid it gives many short slabs.
+// planes (each slab reads R planes before and after its own); short slabs make more blocks, in
+// several waves. Measured on an H100 (the chapter's tables), the marching kernels run faster in
+// several waves of short slabs than in one wave of long ones: step 4 at 512^3 reaches 86% of the
+// copy with 2 slabs of 256 planes (one wave of 512 blocks) and 90% with 16 slabs of 32. The launchers cut slabs of kSlabPlanesPerRadius x R planes (32 for the 7-point stencil,
+// 128 for the 25-point one), shorter where that leaves fewer blocks than are resident at once
+// (small grids), but not below kMinSlabPlanes unless z itself is shorter, and long enough for
+// the grid's limit of 65535 blocks along z.
 template <class Tile>
 int choose_slab_planes(Extent extent, int resident) {
     const long long tiles = static_cast<long long>(cl::blocks_for(extent.nx, Tile::kTileX)) *
                             static_cast<long long>(cl::blocks_for(extent.ny, Tile::kTileY));
-    int best_planes = extent.nz;
-    double best_time = std::numeric_limits<double>::infinity();
-    for (int slabs = 1; slabs <= extent.nz; ++slabs) {
-        const int planes = (extent.nz + slabs - 1) / slabs;
-        if (slabs > 1 && planes < kMinSlabPlanes) break;
-        const long long blocks = tiles * ((extent.nz + planes - 1) / planes);
-        if ((extent.nz + planes - 1) / planes > static_cast<int>(kMaxGridYZ)) continue;
-        const long long waves = (blocks + resident - 1) / resident;
-        const double time = static_cast<double>(waves) * (planes + 2 * Tile::kStencilRadius);
-        if (time < best_time) {
-            best_time = time;
-            best_planes = planes;
-        }
+    const auto slabs = [&](int planes) { return (extent.nz + planes - 1) / planes; };
+    int planes = std::min(extent.nz, kSlabPlanesPerRadius * Tile::kStencilRadius);
+    while (planes > kMinSlabPlanes && tiles * slabs(planes) < resident) {
+        planes = std::max(kMinSlabPlanes, planes / 2);
     }
-    return best_planes;
+    const int fewest = (extent.nz + static_cast<int>(kMaxGridYZ) - 1) / static_cast<int>(kMaxGridYZ);
+    return std::max(planes, fewest);
 }
 
-// Resident blocks of a marching kernel on the whole GPU, asked once per tile shape (a launch
-// inside the timed region should not pay for the occupancy query every time).
-template <class Tile, class Kernel>
-int resident_blocks_once(Kernel kernel) {
-    static const int resident = static_cast<int>(cl::resident_blocks(kernel, Tile::kThreads));
+// Resident blocks of a marching kernel on the whole GPU, asked once per kernel (a launch inside
+// the timed region should not pay for the occupancy query every time).
+template <auto kKernel, class Tile>
+int resident_blocks_once(std::size_t dynamic_shared_bytes = 0) {
+    static const int resident = static_cast<int>(cl::resident_blocks(kKernel, Tile::kThreads, dynamic_shared_bytes));
     return resident;
 }
 
-template <class Tile, class Kernel>
-void launch_marching(Kernel kernel, const float* in, float* out, Extent extent, const float* coefficients) {
+template <class Tile, auto kKernel>
+int marching_slab_planes(Extent extent) {
     check_extent(extent);
-    const int planes = choose_slab_planes<Tile>(extent, resident_blocks_once<Tile>(kernel));
+    return choose_slab_planes<Tile>(extent, resident_blocks_once<kKernel, Tile>());
+}
+
+template <class Tile, auto kKernel>
+void launch_marching(const float* in, float* out, Extent extent, const float* coefficients) {
+    const int planes = marching_slab_planes<Tile, kKernel>(extent);
     const dim3 grid = checked_grid(cl::blocks_for(extent.nx, Tile::kTileX), cl::blocks_for(extent.ny, Tile::kTileY),
                                    cl::blocks_for(extent.nz, planes));
     copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
-    kernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(in, out, extent, planes);
+    kKernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(in, out, extent, planes);
     CUDA_CHECK_LAUNCH();
+}
+
+// Step 6. The kernel's ring of stages is dynamic shared memory; above 48 KiB a kernel must be
+// allowed it once (cudaFuncAttributeMaxDynamicSharedMemorySize) before its occupancy is asked or
+// it is launched. Copies of 16 bytes need 16-byte aligned rows: a row length (nx) that is a
+// multiple of 4 floats and a 16-byte aligned grid; other grids get the kernel that copies 4 bytes
+// at a time, in the UnalignedStaged shape.
+template <auto kKernel, class Tile>
+void allow_staged_shared_memory() {
+    static const bool allowed = [] {
+        CUDA_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSharedBytes));
+        return true;
+    }();
+    (void)allowed;
+}
+
+template <class Tile, auto kKernel>
+int staged_slab_planes(Extent extent) {
+    check_extent(extent);
+    allow_staged_shared_memory<kKernel, Tile>();
+    return choose_slab_planes<Tile>(extent, resident_blocks_once<kKernel, Tile>(Tile::kSharedBytes));
+}
+
+template <class Tile, auto kKernel>
+cl::KernelResources staged_resources() {
+    allow_staged_shared_memory<kKernel, Tile>();
+    return cl::kernel_resources(kKernel, Tile::kThreads, Tile::kSharedBytes);
+}
+
+template <class Tile, auto kKernel>
+void launch_staged_kernel(const float* in, float* out, Extent extent, const float* coefficients) {
+    const int planes = staged_slab_planes<Tile, kKernel>(extent);
+    const dim3 grid = checked_grid(cl::blocks_for(extent.nx, Tile::kTileX), cl::blocks_for(extent.ny, Tile::kTileY),
+                                   cl::blocks_for(extent.nz, planes));
+    copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
+    kKernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY), Tile::kSharedBytes>>>(in, out, extent, planes);
+    CUDA_CHECK_LAUNCH();
+}
+
+bool rows_take_16_byte_copies(const float* in, Extent extent) {
+    return extent.nx % 4 == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+}
+
+template <class Tile>
+void launch_staged(const float* in, float* out, Extent extent, const float* coefficients) {
+    if (rows_take_16_byte_copies(in, extent)) {
+        launch_staged_kernel<Tile, stencil_staged_planes_kernel<Tile, 4>>(in, out, extent, coefficients);
+    } else {
+        using Unaligned = UnalignedStaged<Tile>;
+        launch_staged_kernel<Unaligned, stencil_staged_planes_kernel<Unaligned, 1>>(in, out, extent, coefficients);
+    }
 }
 
 }  // namespace
@@ -126,7 +177,7 @@ void stencil_plane_tiles(const float* in, float* out, Extent extent, const float
 }
 
 void stencil_marching_planes(const float* in, float* out, Extent extent, const float* coefficients) {
-    launch_marching<StarMarching>(stencil_marching_planes_kernel<StarMarching>, in, out, extent, coefficients);
+    launch_marching<StarMarching, stencil_marching_planes_kernel<StarMarching>>(in, out, extent, coefficients);
 }
 
 void stencil25_naive(const float* in, float* out, Extent extent, const float* coefficients) {
@@ -137,21 +188,31 @@ void stencil25_naive(const float* in, float* out, Extent extent, const float* co
 }
 
 void stencil25_marching_planes(const float* in, float* out, Extent extent, const float* coefficients) {
-    launch_marching<HighOrderMarching>(stencil25_marching_planes_kernel<HighOrderMarching>, in, out, extent,
-                                       coefficients);
+    launch_marching<HighOrderMarching, stencil25_marching_planes_kernel<HighOrderMarching>>(in, out, extent,
+                                                                                             coefficients);
 }
 
-int marching_slab_planes(Extent extent, int radius) {
-    check_extent(extent);
-    if (radius == StarMarching::kStencilRadius) {
-        return choose_slab_planes<StarMarching>(
-            extent, resident_blocks_once<StarMarching>(stencil_marching_planes_kernel<StarMarching>));
-    }
-    if (radius == HighOrderMarching::kStencilRadius) {
-        return choose_slab_planes<HighOrderMarching>(
-            extent, resident_blocks_once<HighOrderMarching>(stencil25_marching_planes_kernel<HighOrderMarching>));
-    }
-    return 0;
+void stencil_staged_planes(const float* in, float* out, Extent extent, const float* coefficients) {
+    launch_staged<StarStaged>(in, out, extent, coefficients);
+}
+
+void stencil25_staged_planes(const float* in, float* out, Extent extent, const float* coefficients) {
+    launch_staged<HighOrderStaged>(in, out, extent, coefficients);
+}
+
+// The slab lengths and resources of the marching steps are those of the kernels the perf grid
+// gets (16-byte copies in step 6).
+int stencil_marching_slab_planes(Extent extent) {
+    return marching_slab_planes<StarMarching, stencil_marching_planes_kernel<StarMarching>>(extent);
+}
+int stencil25_marching_slab_planes(Extent extent) {
+    return marching_slab_planes<HighOrderMarching, stencil25_marching_planes_kernel<HighOrderMarching>>(extent);
+}
+int stencil_staged_slab_planes(Extent extent) {
+    return staged_slab_planes<StarStaged, stencil_staged_planes_kernel<StarStaged, 4>>(extent);
+}
+int stencil25_staged_slab_planes(Extent extent) {
+    return staged_slab_planes<HighOrderStaged, stencil_staged_planes_kernel<HighOrderStaged, 4>>(extent);
 }
 
 cl::KernelResources stencil_naive_resources() {
@@ -172,31 +233,106 @@ cl::KernelResources stencil25_naive_resources() {
 cl::KernelResources stencil25_marching_planes_resources() {
     return cl::kernel_resources(stencil25_marching_planes_kernel<HighOrderMarching>, HighOrderMarching::kThreads);
 }
+cl::KernelResources stencil_staged_planes_resources() {
+    return staged_resources<StarStaged, stencil_staged_planes_kernel<StarStaged, 4>>();
+}
+cl::KernelResources stencil25_staged_planes_resources() {
+    return staged_resources<HighOrderStaged, stencil_staged_planes_kernel<HighOrderStaged, 4>>();
+}
 
-// Step 6. The image's labels go back and forth between `labels` and the scratch buffer; the
+// --- steps 7 to 9: connected components ---------------------------------------------------------
+
+namespace {
+
+// Labels are ints, 1 + the pixel's index: an image of 2^31 pixels or more has labels that do not
+// fit. Refused here, before anything is launched, so the kernels may index pixels with int.
+void check_image(int width, int height) {
+    if (width < 1 || height < 1) throw std::invalid_argument("label_components: the image needs at least one pixel");
+    if (static_cast<long long>(width) * height > std::numeric_limits<int>::max()) {
+        throw std::invalid_argument("label_components: an image of 2^31 pixels or more cannot be labelled: its "
+                                    "labels (1 + the pixel's index) would not fit in an int");
+    }
+}
+
+dim3 label_grid(int width, int height) {
+    return checked_grid(cl::blocks_for(width, kLabelBlockX), cl::blocks_for(height, kLabelBlockY), 1);
+}
+constexpr dim3 kLabelBlock{kLabelBlockX, kLabelBlockY};
+
+[[noreturn]] void throw_too_many_rounds(int max_rounds) {
+    throw std::runtime_error("label_components: round " + std::to_string(max_rounds) +
+                             " still changed a label; a correct min-label stencil is done long before");
+}
+
+}  // namespace
+
+// Step 7. The image's labels go back and forth between `labels` and the scratch buffer; the
 // host reads the flag after every round and stops after the first round that changed nothing.
 // That round wrote into its `next` exactly what its `current` held, so both buffers hold the
 // final labels, `labels` included.
 int label_components(const float* image, int width, int height, float threshold, int* labels,
                      LabelWorkspace workspace, int max_rounds) {
-    if (width < 1 || height < 1) throw std::invalid_argument("label_components: the image needs at least one pixel");
-    const dim3 block(kLabelBlockX, kLabelBlockY);
-    const dim3 grid = checked_grid(cl::blocks_for(width, kLabelBlockX), cl::blocks_for(height, kLabelBlockY), 1);
-    label_init_kernel<<<grid, block>>>(image, labels, width, height, threshold);
+    check_image(width, height);
+    const dim3 grid = label_grid(width, height);
+    label_init_kernel<<<grid, kLabelBlock>>>(image, labels, width, height, threshold);
     CUDA_CHECK_LAUNCH();
     int* current = labels;
     int* next = workspace.scratch;
     for (int round = 1; round <= max_rounds; ++round) {
-        CUDA_CHECK(cudaMemsetAsync(workspace.changed, 0, sizeof(int)));
-        label_propagate_kernel<<<grid, block>>>(current, next, width, height, workspace.changed);
+        CUDA_CHECK(cudaMemsetAsync(workspace.flags, 0, sizeof(int)));
+        label_propagate_kernel<<<grid, kLabelBlock>>>(current, next, width, height, workspace.flags);
         CUDA_CHECK_LAUNCH();
         int changed = 0;
-        CUDA_CHECK(cudaMemcpy(&changed, workspace.changed, sizeof(int), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(&changed, workspace.flags, sizeof(int), cudaMemcpyDeviceToHost));
         std::swap(current, next);
         if (changed == 0) return round;
     }
-    throw std::runtime_error("label_components: round " + std::to_string(max_rounds) +
-                             " still changed a label; a correct min-label stencil is done long before");
+    throw_too_many_rounds(max_rounds);
+}
+
+// Step 8. One cooperative launch: the grid must fit on the GPU at once (cudaLaunchCooperativeKernel
+// refuses a larger one), so it has as many blocks as are resident, at most one per tile, and each
+// block walks the image's 32 x 8 tiles. The kernel writes the number of rounds to
+// flags[kRoundsWord], max_rounds + 1 if it gave up; it stays 0 if the kernel did nothing.
+int label_components_on_device(const float* image, int width, int height, float threshold, int* labels,
+                               LabelWorkspace workspace, int max_rounds) {
+    check_image(width, height);
+    int device = 0;
+    int cooperative = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (cooperative == 0) throw std::runtime_error("label_components_on_device: this GPU has no cooperative launch");
+    const long long tiles = static_cast<long long>(cl::blocks_for(width, kLabelBlockX)) *
+                            static_cast<long long>(cl::blocks_for(height, kLabelBlockY));
+    static const unsigned int resident =
+        cl::resident_blocks(label_rounds_kernel, kLabelBlockX * kLabelBlockY);
+    const unsigned int blocks = static_cast<unsigned int>(std::min<long long>(tiles, resident));
+    CUDA_CHECK(cudaMemsetAsync(workspace.flags, 0, kLabelFlagWords * sizeof(int)));
+    void* arguments[] = {&image, &labels, &workspace.scratch, &workspace.flags, &width, &height, &threshold,
+                         &max_rounds};
+    CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(label_rounds_kernel), dim3(blocks),
+                                           kLabelBlock, arguments, 0, nullptr));
+    CUDA_CHECK_LAUNCH();
+    int rounds = 0;
+    CUDA_CHECK(cudaMemcpy(&rounds, workspace.flags + kRoundsWord, sizeof(int), cudaMemcpyDeviceToHost));
+    if (rounds > max_rounds) throw_too_many_rounds(max_rounds);
+    return rounds;
+}
+
+// Step 9. Three launches and no round trip: the forest in the scratch buffer (the init kernel of
+// step 7 makes every foreground pixel its own root), the hooking, and the jump of every pixel to
+// its root, written to `labels`.
+int label_components_union_find(const float* image, int width, int height, float threshold, int* labels,
+                                LabelWorkspace workspace, int /*max_rounds*/) {
+    check_image(width, height);
+    const dim3 grid = label_grid(width, height);
+    label_init_kernel<<<grid, kLabelBlock>>>(image, workspace.scratch, width, height, threshold);
+    CUDA_CHECK_LAUNCH();
+    union_find_hook_kernel<<<grid, kLabelBlock>>>(workspace.scratch, width, height);
+    CUDA_CHECK_LAUNCH();
+    union_find_jump_kernel<<<grid, kLabelBlock>>>(workspace.scratch, labels, width, height);
+    CUDA_CHECK_LAUNCH();
+    return 3;
 }
 
 }  // namespace stencil

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Lab 11 harness: the stencil steps against a double-precision CPU reference on awkward grids
 // (boundary points must equal the input exactly, interior points the stencil within rounding),
-// the labelling against a CPU union-find; then two tables: the stencils on a 512^3 grid
+// the labelling steps against a CPU union-find; then two tables: the stencils on a 512^3 grid
 // against the device-to-device copy roof (every output point checked on the GPU), and the
-// labelling of a 2048 x 2048 image in Mpixel/s with its number of rounds.
+// labelling of a 2048 x 2048 image in Mpixel/s with each step's passes over the image.
 #include "stencil.hpp"
+
+#include "label_images.hpp"
 
 #include "buffers.hpp"
 #include "cuda_check.hpp"
@@ -35,6 +37,11 @@ namespace {
 const bool registered = cl::register_lab("11-stencil");
 
 using stencil::Extent;
+using stencil::Image;
+using stencil::noise_image;
+using stencil::pattern_image;
+using stencil::plain_rounds;
+using stencil::union_find_labels;
 
 // =============================================================================================
 // The stencils
@@ -236,7 +243,7 @@ struct PerfProblem {
 
 std::vector<std::string> stencil_extras(const stencil::Step& step, int slab_planes) {
     std::vector<std::string> extras{step.radius == stencil::kStarRadius ? "7-point" : "25-point",
-                                    step.marches ? fmt::format("{}", slab_planes) : "1"};
+                                    step.slab_planes != nullptr ? fmt::format("{}", slab_planes) : "1"};
     try {
         const std::vector<std::string> resources = cl::resource_columns(step.resources());
         extras.insert(extras.end(), resources.begin(), resources.end());
@@ -251,62 +258,12 @@ std::vector<std::string> stencil_extras(const stencil::Step& step, int slab_plan
 // Connected components
 // =============================================================================================
 
-struct Image {
-    int width = 0;
-    int height = 0;
-    std::vector<float> pixels;
-    std::string name;
-    std::size_t count() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
-};
-
-// Smooth random blobs: uniform values on a coarse grid every `cell` pixels, interpolated
-// bilinearly, plus a little per-pixel noise that frays the edges. Thresholded at 0.65 about a
-// quarter of the pixels are foreground, in components of a few to a few thousand pixels.
-Image noise_image(int width, int height, int cell, const std::string& stream) {
-    cl::Rng rng(stream);
-    const int coarse_w = width / cell + 2;
-    const int coarse_h = height / cell + 2;
-    const std::vector<float> coarse = rng.floats(static_cast<std::size_t>(coarse_w) * coarse_h, 0.0F, 1.0F);
-    Image image{width, height, std::vector<float>(static_cast<std::size_t>(width) * height),
-                fmt::format("{} x {} blobs", width, height)};
-    const auto at = [&](int cx, int cy) { return coarse[static_cast<std::size_t>(cy) * coarse_w + cx]; };
-    for (int y = 0; y < height; ++y) {
-        const int cy = y / cell;
-        const float ty = static_cast<float>(y % cell) / static_cast<float>(cell);
-        for (int x = 0; x < width; ++x) {
-            const int cx = x / cell;
-            const float tx = static_cast<float>(x % cell) / static_cast<float>(cell);
-            const float top = (1 - tx) * at(cx, cy) + tx * at(cx + 1, cy);
-            const float bottom = (1 - tx) * at(cx, cy + 1) + tx * at(cx + 1, cy + 1);
-            image.pixels[static_cast<std::size_t>(y) * width + x] =
-                (1 - ty) * top + ty * bottom + rng.uniform(-0.05F, 0.05F);
-        }
-    }
-    return image;
-}
-
-// Patterns that hurt: one component covering everything, nothing at all, a checkerboard (every
-// pixel its own component under 4-connectivity: only diagonal neighbours are foreground), and a
-// serpentine, one path hundreds of pixels long that needs as many rounds.
-Image pattern_image(int width, int height, const std::string& pattern) {
-    Image image{width, height, std::vector<float>(static_cast<std::size_t>(width) * height, 0.0F),
-                fmt::format("{} x {} {}", width, height, pattern)};
-    for (int y = 0; y < height; ++y) {
-        for (int x = 0; x < width; ++x) {
-            bool on = false;
-            if (pattern == "foreground") on = true;
-            if (pattern == "checkerboard") on = (x + y) % 2 == 0;
-            if (pattern == "serpentine") on = y % 2 == 0 || x == ((y / 2) % 2 == 0 ? width - 1 : 0);
-            image.pixels[static_cast<std::size_t>(y) * width + x] = on ? 1.0F : 0.0F;
-        }
-    }
-    return image;
-}
-
 std::vector<Image> correctness_images() {
     std::vector<Image> images;
-    const std::vector<std::array<int, 3>> sizes{{1, 1, 4},   {1, 7, 4},    {7, 1, 4},
-                                                {33, 17, 4}, {130, 66, 8}, {257, 255, 8}};
+    // 1030 x 270 has more 32 x 8 tiles (1122) than an H100 holds blocks of step 8's kernel at
+    // once (1056): its blocks walk several tiles.
+    const std::vector<std::array<int, 3>> sizes{{1, 1, 4},    {1, 7, 4},     {7, 1, 4},      {33, 17, 4},
+                                                {130, 66, 8}, {257, 255, 8}, {1030, 270, 8}};
     for (const auto& [w, h, cell] : sizes) images.push_back(noise_image(w, h, cell, fmt::format("image {}x{}", w, h)));
     cl::Rng rng("image sizes");
     for (int k = 0; k < 2; ++k) {
@@ -315,81 +272,11 @@ std::vector<Image> correctness_images() {
         images.push_back(noise_image(w, h, 8, fmt::format("seeded image {}, {}x{}", k, w, h)));
     }
     images.push_back(pattern_image(37, 23, "foreground"));
+    images.push_back(pattern_image(190, 70, "foreground"));  // one component over many blocks
     images.push_back(pattern_image(19, 11, "background"));
     images.push_back(pattern_image(31, 29, "checkerboard"));
     images.push_back(pattern_image(33, 17, "serpentine"));
     return images;
-}
-
-bool foreground(const Image& image, std::size_t i) { return image.pixels[i] > stencil::kForegroundThreshold; }
-
-// The CPU reference: union-find over the 4-neighbours (union by smaller root, path halving),
-// then each component's label is 1 + its smallest pixel index: the first of its pixels met in
-// row-major order.
-std::vector<int> union_find_labels(const Image& image) {
-    const std::size_t n = image.count();
-    std::vector<int> parent(n);
-    std::iota(parent.begin(), parent.end(), 0);
-    const auto find = [&](int i) {
-        while (parent[i] != i) {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        return i;
-    };
-    const auto unite = [&](int a, int b) {
-        a = find(a);
-        b = find(b);
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);
-    };
-    for (int y = 0; y < image.height; ++y) {
-        for (int x = 0; x < image.width; ++x) {
-            const int i = y * image.width + x;
-            if (!foreground(image, i)) continue;
-            if (x > 0 && foreground(image, i - 1)) unite(i, i - 1);
-            if (y > 0 && foreground(image, i - image.width)) unite(i, i - image.width);
-        }
-    }
-    // Every root is its component's smallest index (unite keeps the smaller one).
-    std::vector<int> labels(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (foreground(image, i)) labels[i] = find(static_cast<int>(i)) + 1;
-    }
-    return labels;
-}
-
-// The rounds the plain min-label stencil (every pixel takes the minimum of its neighbours'
-// previous labels) needs: the longest path, inside a component, from its smallest pixel to any
-// of its pixels, plus the last round that changes nothing. A breadth-first search from every
-// component's smallest pixel at once.
-int plain_rounds(const Image& image, const std::vector<int>& labels) {
-    const int n = static_cast<int>(image.count());
-    std::vector<int> distance(static_cast<std::size_t>(n), -1);
-    std::vector<int> queue;
-    queue.reserve(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        if (labels[i] == i + 1) {
-            distance[i] = 0;
-            queue.push_back(i);
-        }
-    }
-    int longest = 0;
-    const auto visit = [&](int from, int to) {
-        if (labels[to] != 0 && distance[to] < 0) {
-            distance[to] = distance[from] + 1;
-            longest = std::max(longest, distance[to]);
-            queue.push_back(to);
-        }
-    };
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-        const int i = queue[head];
-        const int x = i % image.width;
-        if (x > 0) visit(i, i - 1);
-        if (x + 1 < image.width) visit(i, i + 1);
-        if (i >= image.width) visit(i, i - image.width);
-        if (i + image.width < n) visit(i, i + image.width);
-    }
-    return longest + 1;
 }
 
 // One image on the device, its reference labels and rounds, the poisoned labels and workspace.
@@ -411,25 +298,24 @@ struct LabelSet {
 struct LabelProblem {
     std::vector<LabelSet> sets;
     int set = 0;
-    cl::DeviceBuffer<int> labels, scratch, changed;
+    cl::DeviceBuffer<int> labels, scratch, flags;
 
     explicit LabelProblem(std::vector<Image> images) {
         for (auto& image : images) sets.emplace_back(std::move(image));
         const std::size_t count = sets.front().image.count();
         labels = cl::DeviceBuffer<int>(count, "labels");
         scratch = cl::DeviceBuffer<int>(count, "scratch");
-        changed = cl::DeviceBuffer<int>(1, "changed");
+        flags = cl::DeviceBuffer<int>(stencil::kLabelFlagWords, "flags");
     }
     void poison() {
         labels.poison();
         scratch.poison();
-        changed.poison();
+        flags.poison();
     }
-    int launch() {
+    int launch(const stencil::LabelStep& step) {
         const LabelSet& s = sets[static_cast<std::size_t>(set)];
-        return stencil::label_components(s.device_image.data(), s.image.width, s.image.height,
-                                         stencil::kForegroundThreshold, labels.data(), {scratch.data(), changed.data()},
-                                         s.max_rounds());
+        return step.launch(s.device_image.data(), s.image.width, s.image.height, stencil::kForegroundThreshold,
+                           labels.data(), {scratch.data(), flags.data()}, s.max_rounds());
     }
     cl::Comparison compare() const {
         const LabelSet& s = sets[static_cast<std::size_t>(set)];
@@ -444,7 +330,7 @@ struct LabelProblem {
     }
 };
 
-cl::StepInfo label_info() { return {stencil::kLabelStep.id, stencil::kLabelStep.name, stencil::kLabelStep.section}; }
+cl::StepInfo label_info(const stencil::LabelStep& step) { return {step.id, step.name, step.section}; }
 
 constexpr int kPerfImageSide = 2048;
 
@@ -477,15 +363,34 @@ TEST_CASE("11-stencil correctness" * doctest::test_suite("correctness")) {
     for (auto& image : correctness_images()) label_problems.emplace_back(std::vector<Image>{std::move(image)});
     std::vector<std::size_t> label_order(label_problems.size());
     std::iota(label_order.begin(), label_order.end(), std::size_t{0});
-    const cl::Verdict verdict = cl::check_step(label_info(), [&] {
-        return cl::first_failure<std::size_t>(label_order, [&](const std::size_t& k) {
-            LabelProblem& problem = label_problems[k];
-            problem.poison();
-            problem.launch();
-            return problem.compare();
+    for (const auto& step : stencil::kLabelSteps) {
+        const cl::Verdict verdict = cl::check_step(label_info(step), [&] {
+            return cl::first_failure<std::size_t>(label_order, [&](const std::size_t& k) {
+                LabelProblem& problem = label_problems[k];
+                problem.poison();
+                problem.launch(step);
+                return problem.compare();
+            });
         });
-    });
-    CHECK_MESSAGE(verdict.passed(), verdict.message);
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+}
+
+// The given launchers (no step of yours) refuse what the kernels cannot index: an image of 2^31
+// pixels or more, whose labels (1 + the pixel's index) would not fit in an int, and a grid whose
+// planes have 2^31 points or more. They must say so before they touch memory: nothing is allocated.
+TEST_CASE("11-stencil launchers refuse oversized problems (given)" * doctest::test_suite("correctness")) {
+    for (const auto& step : stencil::kLabelSteps) {
+        INFO("step ", step.id);
+        CHECK_THROWS_AS((void)step.launch(nullptr, 1 << 16, 1 << 15, stencil::kForegroundThreshold, nullptr, {}, 1),
+                        std::invalid_argument);
+        CHECK_THROWS_AS((void)step.launch(nullptr, 46341, 46341, stencil::kForegroundThreshold, nullptr, {}, 1),
+                        std::invalid_argument);
+    }
+    for (const auto& step : stencil::kSteps) {
+        INFO("step ", step.id);
+        CHECK_THROWS_AS(step.launch(nullptr, nullptr, Extent{1 << 16, 1 << 15, 1}, nullptr), std::invalid_argument);
+    }
 }
 
 // The given GPU checker of the perf runs (no step of yours): it must accept the CPU reference
@@ -561,9 +466,9 @@ TEST_CASE("11-stencil performance" * doctest::test_suite("perf")) {
         const cl::PerfRecord record = cl::time_step(info(step), timed, bytes, table, "GB/s");
         problem.set = 0;
         int slab_planes = 0;
-        if (step.marches) {
+        if (step.slab_planes != nullptr) {
             try {
-                slab_planes = stencil::marching_slab_planes(kPerfExtent, step.radius);
+                slab_planes = step.slab_planes(kPerfExtent);
             } catch (const std::exception&) {
                 slab_planes = 0;
             }
@@ -576,7 +481,11 @@ TEST_CASE("11-stencil performance" * doctest::test_suite("perf")) {
 }
 
 TEST_CASE("11-stencil connected components" * doctest::test_suite("perf")) {
-    if (!cl::step_selected(stencil::kLabelStep.id)) return;  // --step=N for another step
+    // --step=N for another step: nothing to build here.
+    if (std::none_of(stencil::kLabelSteps.begin(), stencil::kLabelSteps.end(),
+                     [](const stencil::LabelStep& step) { return cl::step_selected(step.id); })) {
+        return;
+    }
     const cl::Roof& copy = copy_roof();
     const double pixels = static_cast<double>(kPerfImageSide) * kPerfImageSide;
     LabelProblem problem({noise_image(kPerfImageSide, kPerfImageSide, 8, "perf image, set 0"),
@@ -599,7 +508,7 @@ TEST_CASE("11-stencil connected components" * doctest::test_suite("perf")) {
                     "stencil needs {} rounds",
                     kPerfImageSide, kPerfImageSide, 100.0 * static_cast<double>(foreground_count) / pixels,
                     stencil::kForegroundThreshold, components, primary.rounds),
-        roof, "Mpixel/s", {"rounds", "us/round"});
+        roof, "Mpixel/s", {"passes", "us/pass"});
 
     // Step 0: the CPU reference, union-find on one thread.
     {
@@ -608,20 +517,25 @@ TEST_CASE("11-stencil connected components" * doctest::test_suite("perf")) {
                       {"", ""});
     }
 
-    std::array<int, 2> rounds{0, 0};
-    const cl::TimedStep timed{
-        .reset = [&] { problem.poison(); },
-        .run = [&] { rounds[static_cast<std::size_t>(problem.set)] = problem.launch(); },
-        .verify = [&] { return problem.compare(); },
-        .use_inputs = [&](int set) { problem.set = set; },
-    };
-    // Throughput in Mpixel/s: time_step divides work_per_run by seconds and by 1e9.
-    const cl::PerfRecord record = cl::time_step(label_info(), timed, pixels * 1e3, table, "Mpixel/s");
-    problem.set = 0;
-    const bool passed = record.verdict.passed();
-    table.add_row(label_info(), record.verdict, record.ms, record.throughput,
-                  {passed ? fmt::format("{}", rounds[0]) : "",
-                   passed && rounds[0] > 0 ? fmt::format("{:.1f}", 1e3 * record.ms / rounds[0]) : ""});
+    bool all_passed = true;
+    for (const auto& step : stencil::kLabelSteps) {
+        std::array<int, 2> passes{0, 0};
+        const cl::TimedStep timed{
+            .reset = [&] { problem.poison(); },
+            .run = [&] { passes[static_cast<std::size_t>(problem.set)] = problem.launch(step); },
+            .verify = [&] { return problem.compare(); },
+            .use_inputs = [&](int set) { problem.set = set; },
+        };
+        // Throughput in Mpixel/s: time_step divides work_per_run by seconds and by 1e9.
+        const cl::PerfRecord record = cl::time_step(label_info(step), timed, pixels * 1e3, table, "Mpixel/s");
+        problem.set = 0;
+        const bool passed = record.verdict.passed();
+        table.add_row(label_info(step), record.verdict, record.ms, record.throughput,
+                      {passed ? fmt::format("{}", passes[0]) : "",
+                       passed && passes[0] > 0 ? fmt::format("{:.1f}", 1e3 * record.ms / passes[0]) : ""});
+        all_passed = all_passed && passed;
+    }
     table.print();
-    CHECK_MESSAGE(passed, "step 6 is not implemented or wrong: see the table and the correctness test");
+    CHECK_MESSAGE(all_passed, "some labelling steps are not implemented or wrong: see the table and the correctness "
+                              "test");
 }

@@ -1,241 +1,272 @@
 // SPDX-License-Identifier: MIT
-// Lab 12, dynamic parallelism: the kernels you write, and step 1's host loop. The launchers are
-// in dynamic_parallelism_launchers.cuh: read them, but do not edit them. Also given and complete:
+// Lab 12, dynamic parallelism: the kernels you write, and the host loops of steps 1 and 2: who
+// launches which grid, and when. The launchers are in dynamic_parallelism_launchers.cuh: read
+// them, but do not edit them. Also given and complete: dynamic_parallelism_sort.cuh (the pivot,
+// one block's share of a partition, the sort of a small segment, the level tables),
 // dynamic_parallelism_device.cuh (check_child_launch, take_counters, PartitionOutcome,
 // pixel_dwell) and baselines.cu (CUB's radix sort, the brute-force Mandelbrot kernel).
 #include "dynamic_parallelism.hpp"
 
 #include "cuda_check.hpp"
 #include "dynamic_parallelism_device.cuh"
+#include "dynamic_parallelism_sort.cuh"
 #include "launch.cuh"
 
-#include <cub/block/block_scan.cuh>
-
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace dynamic_parallelism {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// Step 1's building blocks (steps 2 and 3 use them too): the pivot, one block's share of a
-// partition, and the sort of a small segment by one block.
-// ---------------------------------------------------------------------------------------
-
-// The pivot of `segment`: the median of kPivotSamples keys spread evenly over it. Every thread
-// of the block calls it and gets the same pivot; warp 0 does the work.
-template <int kThreads>
-__device__ Key sample_pivot(const Key* src, Segment segment) {
-    static_assert(kThreads >= kWarpSize, "warp 0 samples the pivot: use at least 32 threads per block");
-    // TODO(step 1): declare __shared__ Key pivot. Threads 0..31 (warp 0) only: lane l reads the
-    // sample src[segment.begin + (2l + 1) * segment.count / 64] (compute it in std::size_t); its
-    // rank = how many of the 32 samples are smaller, plus how many equal ones sit in lower lanes
-    // (loop over the 32 lanes, fetching each sample with __shfl_sync(kFullMask, sample, other)),
-    // so the ranks are 0..31; the lane of rank 16 stores its sample in pivot. Then, for the whole
-    // block, __syncthreads() and return pivot. Lab sheet: README.md, section 1.
-    return 0;
-}
-
-// One block's share of a three-way partition of `segment` from src into dst: keys below the
-// pivot go to the front of the segment, keys above it to the back, and keys equal to it are
-// not moved at all: the last block writes the pivot into the middle of `keys`, the final
-// array. Returns the outcome in every thread of the block; last_block is true in one block.
-template <int kThreads>
-__device__ PartitionOutcome partition_segment(const Key* src, Key* dst, Key* keys, Segment segment,
-                                              PartitionCounters* counters) {
-    static_assert(kThreads * kKeysPerThread == static_cast<int>(kTileKeys), "a block covers kTileKeys keys");
-    // TODO(step 1), in this order (Lab sheet: README.md, section 1):
-    // - pivot = sample_pivot<kThreads>(src, segment);
-    // - this block's tile starts at tile = blockIdx.x * kTileKeys. For k < kKeysPerThread, thread
-    //   t loads items[k] = src[segment.begin + i] with i = tile + k * kThreads + t, or the pivot
-    //   when i >= segment.count; it counts `less` (items below the pivot) and `greater` (above);
-    // - one cub::BlockScan<unsigned int, kThreads> ExclusiveSum over less | (greater << 16) gives
-    //   each thread its offsets in the block's share (low and high 16 bits) and the block's totals;
-    // - thread 0 reserves the block's room: less_base = atomicAdd(&counters->less, block_less),
-    //   greater_base = atomicAdd(&counters->greater, block_greater), both in __shared__ variables;
-    //   __syncthreads();
-    // - each thread writes its keys below the pivot to dst from segment.begin + less_base + its
-    //   offset on, and those above it to dst from segment.begin + segment.count - greater_base -
-    //   block_greater + its offset on; equal keys are not written;
-    // - the last-block pattern of lab 07: __threadfence() (every thread); __syncthreads(); thread
-    //   0 takes ticket = atomicAdd(&counters->blocks_done, 1), sets a __shared__ bool is_last =
-    //   ticket == gridDim.x - 1 and, if last, calls __threadfence() again; __syncthreads();
-    //   every other block returns {};
-    // - the last block reads the totals with __ldcg(&counters->less) and __ldcg(&counters->greater),
-    //   writes the pivot to keys[segment.begin + less, segment.begin + segment.count - greater),
-    //   all its threads sharing the work, and returns {true, less, greater}.
-    return {};
-}
-
-// Sorts data[0, count) ascending with the whole block (shared or global memory). Every thread
-// of the block must call it, with the same count.
-template <int kThreads>
-__device__ void bitonic_sort_block(Key* data, unsigned int count) {
-    // TODO(step 1): a bitonic sort over padded = the smallest power of two >= count, where the
-    // keys past count count as larger than any key. For merge = 2, 4, ..., padded; for stride =
-    // merge / 2, ..., 2, 1: the padded / 2 pairs of the stage are shared by the threads (pair =
-    // threadIdx.x, += kThreads); pair p compares low = 2p - (p & (stride - 1)) with high =
-    // low ^ (merge - 1) in the first stage of a merge (stride == merge / 2) and low + stride in
-    // the others; if high < count and data[low] > data[high], swap them. __syncthreads() after
-    // every stage, outside the pair loop. Lab sheet: README.md, section 1.
-}
-
-// Sorts the (at most kLeafKeys) keys of `segment` found in `from` and writes them to `keys`,
-// with the whole block, in shared memory. `from` may be `keys`.
-template <int kThreads>
-__device__ void sort_leaf(const Key* from, Key* keys, Segment segment) {
-    // TODO(step 1): __shared__ Key tile[kLeafKeys]; copy from[segment.begin + i] into tile[i] for
-    // i < segment.count (read with __ldcg), __syncthreads(), bitonic_sort_block<kThreads>(tile,
-    // segment.count), copy tile[i] to keys[segment.begin + i], and __syncthreads() again (a
-    // second call may reuse the tile). Lab sheet: README.md, section 1.
-}
-
-// ---------------------------------------------------------------------------------------
-// Step 1: the host drives.
+// Step 1: the host drives, a launch per segment.
 // ---------------------------------------------------------------------------------------
 
 // Slow before: std::sort on one CPU core: about n log2 n comparisons, one after the other.
-// Fixes: each segment is partitioned by a grid of blocks, all its keys at once; but the host
-// launches one grid per segment and must read the counts back to know the next segments.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) partition_kernel(const Key* src, Key* dst, Key* keys, Segment segment,
-                                                             PartitionCounters* counters) {
-    // TODO(step 1): call partition_segment<kThreads> on the arguments. Lab sheet: README.md, section 1.
+                                                             PartitionCounters* counters, SortWorkspace workspace) {
+    // TODO(step 1): this block's share of the partition of `segment` from src into dst, on the
+    // segment's `counters` (zeroed by the host), in a grid of one block per tile of the segment:
+    // the given partition_segment<kThreads> does all of it. Lab sheet: README.md, section 1.
 }
 
-// The leaves step 1 collected, one block each: leaf blockIdx.x is sorted into `keys`.
+// The leaves listed by steps 1, 2 and 5, one block each: leaf blockIdx.x is sorted into `keys`.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) sort_leaves_kernel(Key* keys, const Key* scratch, const Leaf* leaves) {
-    // TODO(step 1): read leaves[blockIdx.x] and sort_leaf<kThreads> its segment, from scratch if
-    // leaf.in_scratch, else from keys, into keys. Lab sheet: README.md, section 1.
+    // TODO(step 1): block b sorts leaf leaves[b] into keys (its keys are in scratch or in keys, as
+    // the leaf records), with the given sort_listed_leaf<kThreads>. Lab sheet: README.md,
+    // section 1.
 }
 
 // Level by level, from the host. Called by the launcher sort_host_driven with count >= 1.
 void host_driven_quicksort([[maybe_unused]] Key* keys, [[maybe_unused]] std::size_t count,
                            [[maybe_unused]] SortWorkspace workspace) {
-    // TODO(step 1): keep a std::vector<Segment> level, first {{0, count}}, a std::vector<Leaf>
-    // leaves, and a flag in_scratch (false: this level's keys are in `keys`). While the level is
-    // not empty:
-    // - src = the buffer holding this level's keys (workspace.scratch or keys), dst = the other;
-    // - each segment of at most kLeafKeys keys becomes a leaf {begin, count, in_scratch ? 1 : 0};
-    //   the others are partitioned (stop when there are none; throw std::length_error if there
-    //   are more than workspace.counter_capacity);
-    // - zero their counters with cudaMemset(workspace.counters, 0, ...), then launch one
-    //   partition_kernel<kPartitionThreads> per segment, cl::blocks_for(segment.count, kTileKeys)
-    //   blocks of kPartitionThreads threads, with counters workspace.counters + i, and
-    //   CUDA_CHECK_LAUNCH() after each;
-    // - one cudaMemcpy of all the counters to the host (this waits for the whole level);
-    // - the next level: {begin, less} and {begin + count - greater, greater} of each segment,
-    //   the empty ones left out; flip in_scratch.
-    // Finally, if there are leaves (at most workspace.leaf_capacity), cudaMemcpy them to
-    // workspace.leaves and launch sort_leaves_kernel<kLeafThreads> with one block per leaf.
-    // Wrap every runtime call in CUDA_CHECK(...). Lab sheet: README.md, section 1.
+    // TODO(step 1): sort keys[0, count) from the host, level by level, starting from the whole
+    // array. Every segment of a level with more than kLeafKeys keys is partitioned by a grid of
+    // its own (partition_kernel<kPartitionThreads>, one block per tile of the segment), the
+    // level's grids launched back to back. Then one copy of all their counters to the host waits
+    // for the whole level (the round trip) and gives the next level: the non-empty halves of each
+    // segment (below the pivot at its front, above it at its back), whose keys are now in the
+    // other buffer (keys and workspace.scratch take turns). Segments of at most kLeafKeys keys are
+    // listed as leaves, with the buffer their keys are in, and sorted at the end by one launch of
+    // sort_leaves_kernel<kLeafThreads>, a block per leaf. Must hold: each grid of a level has
+    // counters of its own from workspace.counters, zeroed before it starts; at most
+    // workspace.counter_capacity segments in a level and workspace.leaf_capacity leaves
+    // (std::length_error beyond); every runtime call in CUDA_CHECK(...), every launch followed by
+    // CUDA_CHECK_LAUNCH(). Lab sheet: README.md, section 1.
+    // HINT(step 1): keep a std::vector<Segment> level, first {{0, count}}, a std::vector<Leaf>
+    // HINT(step 1): leaves, and a flag in_scratch (false: this level's keys are in `keys`). While
+    // HINT(step 1): the level is not empty:
+    // HINT(step 1): - src = the buffer holding this level's keys (workspace.scratch or keys), dst =
+    // HINT(step 1):   the other;
+    // HINT(step 1): - each segment of at most kLeafKeys keys becomes a leaf {begin, count,
+    // HINT(step 1):   in_scratch ? 1 : 0}; the others are partitioned (stop when there are none);
+    // HINT(step 1): - zero their counters with cudaMemset(workspace.counters, 0, ...), then launch
+    // HINT(step 1):   one partition_kernel<kPartitionThreads> per segment, tiles_of(segment.count)
+    // HINT(step 1):   blocks of kPartitionThreads threads, with counters workspace.counters + i;
+    // HINT(step 1): - one cudaMemcpy of all the counters to the host;
+    // HINT(step 1): - the next level: {begin, less} and {begin + count - greater, greater} of each
+    // HINT(step 1):   segment, the empty ones left out; flip in_scratch.
+    // HINT(step 1): Finally, if there are leaves, cudaMemcpy them to workspace.leaves and launch
+    // HINT(step 1): sort_leaves_kernel<kLeafThreads> on (keys, workspace.scratch, workspace.leaves).
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 2: the device launches the children.
+// Step 2: the host drives, a launch per level.
 // ---------------------------------------------------------------------------------------
 
-// A leaf of step 2: one block sorts `segment` from `from` into `keys`.
+// What the last block of a segment does with the two halves in a level's grid (steps 2 and 5).
+// Every thread of the block calls it.
+template <int kThreads>
+__device__ void hand_on_halves([[maybe_unused]] Segment segment, [[maybe_unused]] const PartitionOutcome& outcome,
+                               [[maybe_unused]] const Key* dst, [[maybe_unused]] const Level& next,
+                               [[maybe_unused]] bool may_split, [[maybe_unused]] const SortWorkspace& workspace) {
+    // TODO(step 2): hand on each non-empty half of `segment` (the outcome.less keys below the
+    // pivot at its front, the outcome.greater keys above it at its back; their keys are in dst
+    // now): a half of more than kLeafKeys keys goes to the next level's table `next` when
+    // may_split, with the given push_segment<kThreads> (every thread of the block calls it, with
+    // the same half); any other half is listed as a leaf, once, with the given push_leaf.
+    // Lab sheet: README.md, section 2.
+    // HINT(step 2): the halves are {segment.begin, outcome.less} and
+    // HINT(step 2): {segment.begin + segment.count - outcome.greater, outcome.greater};
+    // HINT(step 2): thread 0 alone calls push_leaf(half, dst == workspace.scratch, workspace).
+}
+
+// Slow before: a launch per segment, issued one by one by the host (question 1.2: where does
+// step 1's time go?).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads) partition_level_kernel(const Key* src, Key* dst, Key* keys, Level level,
+                                                                   Level next, bool may_split,
+                                                                   SortWorkspace workspace) {
+    // TODO(step 2): one grid partitions every segment of `level` from src into dst: each block
+    // works on the tile of a segment that the level's tile map gives it (the given find_tile), with
+    // the given partition_tile on that segment's counters; the last block of each segment hands on
+    // its halves (hand_on_halves, above). Lab sheet: README.md, section 2.
+    // HINT(step 2): tile = find_tile(level, workspace); outcome = partition_tile<kThreads>(src, dst,
+    // HINT(step 2): keys, tile.segment, tile.tile, tile.tiles, &tile.record->counters); if
+    // HINT(step 2): outcome.last_block: hand_on_halves<kThreads>(tile.segment, outcome, dst, next,
+    // HINT(step 2): may_split, workspace).
+}
+
+// Level by level, from the host. The launcher has seeded levels[0] (the whole array, `first`
+// tiles) or listed the array as one leaf.
+void host_batched_quicksort([[maybe_unused]] Key* keys, [[maybe_unused]] SortWorkspace workspace,
+                            [[maybe_unused]] LevelTotals first) {
+    // TODO(step 2): sort from the host with one partition_level_kernel<kPartitionThreads> grid per
+    // level, one block per tile of the level, from level 0 in workspace.levels[0] (`first` is its
+    // size: no tiles when the launcher listed the array as a leaf) to the first level without
+    // tiles. Must hold: the next level's table is empty before a level's grid starts; the host
+    // learns the next level's size (its LevelTotals) by copying it back, one round trip per level;
+    // the two level tables take turns, and so do the two buffers, as in step 1. Then the listed
+    // leaves (workspace.leaf_count of them, at most workspace.leaf_capacity) are sorted by one
+    // launch, as in step 1. Every runtime call in CUDA_CHECK(...), every launch followed by
+    // CUDA_CHECK_LAUNCH(). Lab sheet: README.md, section 2.
+    // HINT(step 2): level = workspace.levels[0], next = workspace.levels[1], totals = first, and
+    // HINT(step 2): in_scratch = false. While tiles_of(totals) > 0:
+    // HINT(step 2): - src and dst as in step 1;
+    // HINT(step 2): - empty the next table: cudaMemsetAsync(next.totals, 0, sizeof(LevelTotals));
+    // HINT(step 2): - launch partition_level_kernel<kPartitionThreads> with tiles_of(totals)
+    // HINT(step 2):   blocks of kPartitionThreads threads on (src, dst, keys, level, next, true,
+    // HINT(step 2):   workspace);
+    // HINT(step 2): - cudaMemcpy the next level's totals (*next.totals) into `totals`;
+    // HINT(step 2): - std::swap(level, next) and flip in_scratch.
+    // HINT(step 2): Then cudaMemcpy *workspace.leaf_count to the host, keep at most
+    // HINT(step 2): workspace.leaf_capacity, and if there are any, launch
+    // HINT(step 2): sort_leaves_kernel<kLeafThreads> with one block per leaf.
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 3: the device launches the children.
+// ---------------------------------------------------------------------------------------
+
+// A leaf of step 3: one block sorts `segment` from `from` into `keys`.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) leaf_kernel(const Key* from, Key* keys, Segment segment) {
-    // TODO(step 2): sort_leaf<kThreads>(from, keys, segment). Lab sheet: README.md, section 2.
+    // TODO(step 3): the block sorts `segment` from `from` into keys, with the given
+    // sort_leaf<kThreads>. Lab sheet: README.md, section 3.
 }
 
-// Slow before: a host round trip per level, and a host launch per segment: thousands of
-// launches issued one by one, most of them grids of a few blocks on an idle GPU.
-// Fixes: the last block of each partition launches the grids for both halves itself, into the
-// fire-and-forget stream: no host in the loop, and the halves run side by side.
+// Slow before: a host round trip per level, in which the host launches each level's grid(s).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) quicksort_device_launched_kernel(Key* src, Key* dst, Key* keys,
                                                                              Segment segment,
                                                                              PartitionCounters* counters,
                                                                              SortWorkspace workspace) {
-    // TODO(step 2): outcome = partition_segment<kThreads>(src, dst, keys, segment, counters). In
-    // the last block, thread 0 alone, for each half, left {segment.begin, less} and right
-    // {segment.begin + segment.count - greater, greater}, that is not empty:
-    // - at most kLeafKeys keys: leaf_kernel<kLeafThreads><<<1, kLeafThreads, 0,
-    //   cudaStreamFireAndForget>>>(dst, keys, half);
-    // - more: child = take_counters(workspace) (return if nullptr), then this kernel again with
-    //   cl::blocks_for(half.count, kTileKeys) blocks, into cudaStreamFireAndForget, on
-    //   (dst, src, keys, half, child, workspace): the child reads what this grid wrote;
-    // - after each launch, check_child_launch(workspace.device_error).
-    // No cudaDeviceSynchronize(): CDP2 has none on the device. Lab sheet: README.md, section 2.
+    // TODO(step 3): this block's share of the partition of `segment`, as in step 1; then one
+    // thread of the partition's last block launches a grid for each non-empty half, into
+    // cudaStreamFireAndForget: a half of at most kLeafKeys keys is sorted into keys by a
+    // leaf_kernel<kLeafThreads> of one block; a larger one is partitioned by this kernel, one
+    // block per tile, with counters of its own from the given take_counters (nullptr: none left,
+    // already recorded: launch nothing more), reading the half from dst and writing into src.
+    // Every device launch is followed by check_child_launch(workspace.device_error). Nothing waits
+    // for a child: CDP2 has no cudaDeviceSynchronize() on the device. Lab sheet: README.md,
+    // section 3.
+    // HINT(step 3): outcome = partition_segment<kThreads>(src, dst, keys, segment, counters,
+    // HINT(step 3): workspace); only the last block's thread 0 goes on, over the halves of step 2:
+    // HINT(step 3): - at most kLeafKeys keys: leaf_kernel<kLeafThreads><<<1, kLeafThreads, 0,
+    // HINT(step 3):   cudaStreamFireAndForget>>>(dst, keys, half);
+    // HINT(step 3): - more: child = take_counters(workspace) (return if nullptr), then this kernel
+    // HINT(step 3):   again with tiles_of(half.count) blocks, into cudaStreamFireAndForget, on (dst,
+    // HINT(step 3):   src, keys, half, child, workspace).
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 3: a depth limit, and no launch for a small segment.
+// Step 4: a depth limit, and no launch for a small segment.
 // ---------------------------------------------------------------------------------------
 
-// The fallback at the depth limit: the whole block sorts `segment` in global memory, in place
-// in `keys`.
-template <int kThreads>
-__device__ void sort_segment_in_place(const Key* from, Key* keys, Segment segment) {
-    // TODO(step 3): if from != keys, copy the segment from `from` to `keys` (read with __ldcg),
-    // then __syncthreads(); then bitonic_sort_block<kThreads>(keys + segment.begin, segment.count).
-    // Lab sheet: README.md, section 3.
-}
-
-// Slow before: a grid for every leaf (half of all launches, each for one block that could have
-// been any block), and a recursion as deep as the pivots make it: past 24 levels a launch fails.
-// Fixes: the last block sorts a small half itself, in shared memory, without launching; and at
-// depth_limit it sorts what is left itself, so no grid is ever nested deeper than that.
+// Slow before: a grid for every leaf, and a recursion as deep as the pivots make it: past 24
+// levels a launch fails.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) quicksort_bounded_kernel(Key* src, Key* dst, Key* keys, Segment segment,
                                                                      int depth, PartitionCounters* counters,
                                                                      SortWorkspace workspace) {
-    // TODO(step 3): outcome = partition_segment<kThreads>(...); only the last block goes on. With
-    // the two halves of step 2 and may_launch = depth + 1 < workspace.depth_limit:
-    // - first, thread 0 alone, if may_launch: for each half of more than kLeafKeys keys,
-    //   take_counters (on nullptr: break, not return: thread 0 is needed at the barriers below)
-    //   and launch this kernel on it as in step 2, with depth + 1; check_child_launch;
-    // - then the whole block (every thread takes the same branches: the sorts have barriers):
-    //   each non-empty half of at most kLeafKeys keys is sorted right here with
-    //   sort_leaf<kThreads>(dst, keys, half), and if !may_launch, each larger one with
-    //   sort_segment_in_place<kThreads>(dst, keys, half).
-    // Lab sheet: README.md, section 3.
+    // TODO(step 4): step 3's sort, with no grid for a small half and none nested past the depth
+    // limit. After this block's share of the partition, the partition's last block launches, from
+    // one thread and only while depth + 1 < workspace.depth_limit, this kernel (at depth + 1) for
+    // each half of more than kLeafKeys keys, as step 3 does; then the whole block sorts each
+    // non-empty half of at most kLeafKeys keys into keys itself (the given sort_leaf), and, where
+    // it may not launch, each larger half too (the given sort_segment_in_place). Must hold: the
+    // sorts have barriers, so every thread of the block takes the same branches to them, and
+    // thread 0 joins them even when take_counters fails (break, not return). Lab sheet: README.md,
+    // section 4.
+    // HINT(step 4): outcome = partition_segment<kThreads>(...); only the last block goes on. With
+    // HINT(step 4): may_launch = depth + 1 < workspace.depth_limit:
+    // HINT(step 4): - first, thread 0 alone, if may_launch: for each half of more than kLeafKeys
+    // HINT(step 4):   keys, take_counters (on nullptr: break) and launch this kernel on it as in
+    // HINT(step 4):   step 3, with depth + 1; check_child_launch;
+    // HINT(step 4): - then every thread, for each non-empty half: at most kLeafKeys keys:
+    // HINT(step 4):   sort_leaf<kThreads>(dst, keys, half); more and !may_launch:
+    // HINT(step 4):   sort_segment_in_place<kThreads>(dst, keys, half).
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 4: adaptive work beyond sorting.
+// Step 5: the device drives, a grid per level.
 // ---------------------------------------------------------------------------------------
 
-// The dwell that every pixel on the border of `rect` has, or kMixedDwell, in every thread of
-// the block.
+// Slow before: step 2's host waits for every level: the level's size travels to the host, and the
+// next grid back, while the GPU idles. Step 4 launches a grid per segment.
+template <int kThreads>
+__global__ void __launch_bounds__(1) level_driver_kernel(Key* src, Key* dst, Key* keys, Level level, Level next,
+                                                         int depth, SortWorkspace workspace) {
+    // TODO(step 5): step 2's host loop, run by this one thread on the GPU, as the driver of one
+    // level. This level's size is what the grid before left in its table (the given read_totals).
+    // If it has tiles: empty the next level's table, launch the level's grid of step 2
+    // (partition_level_kernel<kThreads>, one block per tile, may_split while depth + 1 <
+    // workspace.depth_limit) into cudaStreamFireAndForget, and launch the driver of the next level
+    // (tables and buffers swapped, depth + 1) into cudaStreamTailLaunch, so that it starts only
+    // after this driver and the level's grid have completed. If it has none, the levels are done:
+    // the listed leaves (the given leaves_listed) are sorted by one launch of
+    // sort_leaves_kernel<kLeafThreads>, a block per leaf, into cudaStreamFireAndForget. Every
+    // device launch is followed by check_child_launch(workspace.device_error). Lab sheet:
+    // README.md, section 5.
+    // HINT(step 5): totals = read_totals(level).
+    // HINT(step 5): - tiles_of(totals) == 0: if leaves = leaves_listed(workspace) > 0, launch
+    // HINT(step 5):   sort_leaves_kernel<kLeafThreads> with one block per leaf into
+    // HINT(step 5):   cudaStreamFireAndForget on (keys, workspace.scratch, workspace.leaves); return;
+    // HINT(step 5): - else *next.totals = LevelTotals{} (before the launch, so that the grid sees
+    // HINT(step 5):   it), then partition_level_kernel<kThreads> with tiles_of(totals) blocks of
+    // HINT(step 5):   kThreads threads into cudaStreamFireAndForget on (src, dst, keys, level, next,
+    // HINT(step 5):   depth + 1 < workspace.depth_limit, workspace);
+    // HINT(step 5): - and this kernel, <<<1, 1, 0, cudaStreamTailLaunch>>>, on (dst, src, keys,
+    // HINT(step 5):   next, level, depth + 1, workspace).
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 6: adaptive work beyond sorting.
+// ---------------------------------------------------------------------------------------
+
+// A helper your step 6 may use or not: the dwell that every pixel on the border of `rect` has, or
+// kMixedDwell, in every thread of the block.
 template <int kThreads>
 __device__ int border_dwell(const Image& image, Rect rect) {
     static_assert(kThreads % kWarpSize == 0, "border_dwell combines whole warps: use a multiple of 32 threads");
-    // TODO(step 4): walk the border as p = 0 .. 2 * (width + height) - 1, a stretch per thread
-    // (p = threadIdx.x, += kThreads): p < width is the top row (rect.x + p, rect.y); then the
-    // bottom row; then the left column (rect.x, rect.y + ...); then the right column (corners
-    // come twice, which changes nothing). Combine each pixel_dwell(image, x, y) into common
-    // (start from kNoDwell) with combine_dwells; then across the warp with __shfl_down_sync
-    // (offsets 16, 8, 4, 2, 1), lane 0 of each warp into __shared__ int warp_dwell[kThreads / 32],
-    // __syncthreads(), thread 0 combines those into a __shared__ int, __syncthreads(), and every
-    // thread returns it. Lab sheet: README.md, section 4.
+    // TODO(step 6): (part of the open step) return, in every thread of the block, the dwell that
+    // every pixel on the border of rect has (its pixel_dwell), or kMixedDwell where they differ
+    // (combine_dwells folds two dwells, kNoDwell folds to nothing). Every thread of the block calls
+    // it, with the same rect. Lab sheet: README.md, section 6.
     return kMixedDwell;
 }
 
-// Slow before: the brute-force kernel iterates every pixel to its dwell: max_dwell iterations for
-// each of the millions of pixels inside the set, whose dwell is known once their border is.
-// Fixes: Mariani-Silver. A rectangle whose whole border has one dwell is filled without
-// iterating; otherwise its block launches a grid for the parts, and only rectangles too small to
-// split are computed pixel by pixel. Work goes where the image has detail.
+// Slow before: the brute-force kernel (baselines.cu) iterates every pixel to its dwell: max_dwell
+// iterations for each of the millions of pixels inside the set.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) mariani_silver_kernel(Image image, Rect parent, int depth,
                                                                   unsigned int* device_error) {
-    // TODO(step 4): this block's rectangle is part (blockIdx.x, blockIdx.y) of `parent` cut into
-    // gridDim.x x gridDim.y parts of ceil(parent.width / gridDim.x) x ceil(parent.height /
-    // gridDim.y) pixels, clipped to parent; return if it is empty. Then common =
-    // border_dwell<kThreads>(image, rect), and (pixel (x, y) is image.dwell[y * width + x]):
-    // - common != kMixedDwell: every pixel of the rectangle gets common, without iterating;
-    // - else, if depth + 1 >= kMsDepthLimit or a side is at most kMsMinSide: every pixel gets
-    //   its own pixel_dwell;
-    // - else thread 0 launches this kernel on dim3(kMsSubdivisions, kMsSubdivisions) blocks of
-    //   kThreads threads into cudaStreamFireAndForget, with (image, rect, depth + 1,
-    //   device_error), and calls check_child_launch(device_error).
-    // Lab sheet: README.md, section 4.
+    // TODO(step 6): (open step: your design) as fast as you can: every pixel (x, y) of the image
+    // gets its dwell, pixel_dwell(image, x, y), in image.dwell[y * image.width + x] (the brute
+    // force's image: at most 1 pixel in 100 000 may differ, as a method that trusts borders allows;
+    // none may be left unwritten). The launcher starts this kernel from the host on a grid of
+    // blocks_for(width, kMsInitialSide) x blocks_for(height, kMsInitialSide) blocks of kThreads
+    // threads, with parent = the whole image and depth 0. What it launches from the device, on
+    // which parent and depth, is yours: each device launch into cudaStreamFireAndForget or
+    // cudaStreamTailLaunch and followed by check_child_launch(device_error); grids nested at most
+    // 24 deep; at most 1 + kMsSubdivisions * kMsSubdivisions device-launched grids pending per
+    // block of the first grid (the slots the launcher reserves, pending_launches_needed).
+    // Lab sheet: README.md, section 6.
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 namespace dynamic_parallelism {
 
 // ---------------------------------------------------------------------------------------
-// Sorting (steps 1 to 3): quicksort of unsigned 32-bit keys, in place.
+// Sorting (steps 1 to 5): quicksort of unsigned 32-bit keys, in place.
 // ---------------------------------------------------------------------------------------
 
 using Key = std::uint32_t;
@@ -24,14 +24,15 @@ inline constexpr unsigned int kTileKeys = kPartitionThreads * kKeysPerThread;
 
 /// A segment of at most kLeafKeys keys is a leaf: one block sorts it in shared memory (16 KiB).
 inline constexpr unsigned int kLeafKeys = 4096;
-/// Threads of the blocks that sort leaves on their own (step 1's batch, step 2's leaf grids).
+/// Threads of the blocks that sort leaves on their own (the leaf grids of steps 1, 2, 3 and 5).
 inline constexpr int kLeafThreads = 512;
 
 /// The pivot is the median of this many keys spread evenly over the segment (one warp's worth).
 inline constexpr int kPivotSamples = 32;
 
-/// Step 3: a partition grid at this depth (the host's launch is depth 0) launches no children;
-/// its last block sorts what is left itself. The hardware allows 24 levels of nested grids.
+/// Steps 4 and 5: a partition at this depth (the host's launch is depth 0) hands its large halves
+/// on to be sorted by one block each instead of partitioning them again. The hardware allows 24
+/// levels of nested grids.
 inline constexpr int kDepthLimit = 20;
 inline constexpr int kHardwareNestingLimit = 24;
 
@@ -44,8 +45,8 @@ struct Segment {
     unsigned int count = 0;
 };
 
-/// What the blocks of one partition grid count together (device memory, zeroed before the
-/// grid starts): keys below the pivot, keys above it, and blocks finished.
+/// What the blocks of one partition count together (device memory, zeroed before the first
+/// block starts): keys below the pivot, keys above it, and blocks finished.
 struct PartitionCounters {
     unsigned int less = 0;
     unsigned int greater = 0;
@@ -53,60 +54,99 @@ struct PartitionCounters {
     unsigned int unused = 0;  // 16 bytes: a record per 16-byte slot
 };
 
-/// A leaf collected by step 1's host loop: its segment, and whether its keys are in the
-/// scratch buffer (1) or in the key array (0) at the level where it was found.
+/// A leaf: a segment sorted by one block at the end (steps 1, 2 and 5), and whether its keys are
+/// in the scratch buffer (1) or in the key array (0). Step 5 also lists here the segments that
+/// reach the depth limit, larger than kLeafKeys: their block sorts them in global memory.
 struct Leaf {
     unsigned int begin = 0;
     unsigned int count = 0;
     unsigned int in_scratch = 0;
 };
 
-/// What a device-side error code is when it is not a cudaError_t: the partition counters ran out.
-inline constexpr unsigned int kCountersExhausted = 100000;
+/// Steps 2 and 5 partition every segment of a level in one grid: a level is a table of segments,
+/// each with the tiles (kTileKeys keys, one block each) of the level's grid that partition it.
+struct LevelSegment {
+    Segment segment;
+    unsigned int first_tile = 0;  ///< blocks first_tile .. first_tile + tiles - 1 of the level's grid
+    unsigned int unused = 0;
+    PartitionCounters counters;   ///< shared by those blocks
+};
+
+/// What a level table holds: segments and tiles, packed (segments << 32 | tiles) so that one
+/// atomicAdd appends a segment and reserves its tiles.
+struct LevelTotals {
+    unsigned long long appended = 0;
+};
+
+/// One level table in device memory.
+struct Level {
+    LevelSegment* segments = nullptr;
+    unsigned int* tile_segment = nullptr;  ///< for each tile (block) of the level's grid: its segment
+    LevelTotals* totals = nullptr;
+};
+
+/// What a device-side error code is when it is not a cudaError_t.
+inline constexpr unsigned int kCountersExhausted = 100000;  ///< steps 3 and 4: no partition counters left
+inline constexpr unsigned int kLeavesExhausted = 100001;    ///< steps 2 and 5: no leaf records left
 
 /// Device memory a sort may use, allocated by the harness outside the timed region.
 struct SortWorkspace {
     Key* scratch = nullptr;                ///< as many keys as the array: partitions write here and back
     PartitionCounters* counters = nullptr;  ///< counter_capacity records; record 0 is the first grid's
     unsigned int counter_capacity = 0;
-    unsigned int* next_counter = nullptr;   ///< one: records handed out on the device (steps 2, 3)
-    Leaf* leaves = nullptr;                 ///< leaf_capacity records (step 1 uploads its leaves here)
+    unsigned int* next_counter = nullptr;   ///< one: records handed out on the device (steps 3, 4)
+    Leaf* leaves = nullptr;                 ///< leaf_capacity records (steps 1, 2 and 5)
     unsigned int leaf_capacity = 0;
+    unsigned int* leaf_count = nullptr;     ///< one: leaves recorded on the device (steps 2, 5)
+    Level levels[2];                        ///< steps 2 and 5: two level tables, used in turn
+    unsigned int level_segment_capacity = 0;  ///< segments per level table
+    unsigned int level_tile_capacity = 0;     ///< tiles per level table
+    unsigned int* partition_grids = nullptr;  ///< one: grids that partitioned (the given code counts
+                                              ///< them; the launchers zero it)
     unsigned int* device_error = nullptr;   ///< one: the first failed device-side launch, 0 if none.
                                             ///< The harness clears it; launchers never do.
-    int depth_limit = kDepthLimit;          ///< step 3
-    unsigned int pending_launch_limit = 0;  ///< cudaLimitDevRuntimePendingLaunchCount for steps 2 to 4
+    int depth_limit = kDepthLimit;          ///< steps 4 and 5
+    unsigned int pending_launch_limit = 0;  ///< cudaLimitDevRuntimePendingLaunchCount for steps 3 to 6
                                             ///< (0: leave the device's limit as it is)
 };
 
-/// Counter records, leaf records and pending launches a sort of `count` keys may need.
+/// Counter records, leaf records, level-table sizes and pending launches a sort of `count` keys may need.
 std::size_t counters_needed(std::size_t count);
 std::size_t leaves_needed(std::size_t count);
+std::size_t level_segments_needed(std::size_t count);
+std::size_t level_tiles_needed(std::size_t count);
 unsigned int pending_launches_needed(std::size_t count);
 
 /// Every sorting step sorts keys[0, count) (device memory) in place, ascending. A launcher
-/// enqueues on the default stream; step 1 also waits for the device once per level (that is
-/// its point). Throws cl::CudaError when the runtime rejects a call, std::invalid_argument on
-/// bad arguments.
+/// enqueues on the default stream; steps 1 and 2 also wait for the device once per level (that
+/// is their point). Throws cl::CudaError when the runtime rejects a call, std::invalid_argument
+/// on bad arguments.
 using SortLauncher = void (*)(Key* keys, std::size_t count, SortWorkspace workspace);
 
 void sort_host_driven(Key* keys, std::size_t count, SortWorkspace workspace);
+void sort_host_batched(Key* keys, std::size_t count, SortWorkspace workspace);
 void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace);
 void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace);
+void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace);
 
 struct SortStep {
     const char* id;  ///< as in the table and the lab sheet
     const char* name;
     int section;  ///< the lab sheet's section for this step
     SortLauncher launch;
+    bool device_launched;  ///< grids launched by grids (dynamic parallelism)
 };
 
-/// Step 0, std::sort on the CPU, lives in the harness.
-inline constexpr std::array<SortStep, 3> kSortSteps{{
-    {"1", "host-driven: a launch per segment, a round trip per level", 1, sort_host_driven},
-    {"2", "device-launched children (CDP2, fire-and-forget)", 2, sort_device_launched},
-    {"3", "depth limit, small segments sorted in the block", 3, sort_device_bounded},
+/// Step 0, std::sort on the CPU, lives in the harness. Step 2 is the host-driven baseline that
+/// every device-launched step is compared with.
+inline constexpr std::array<SortStep, 5> kSortSteps{{
+    {"1", "host-driven: a launch per segment, a round trip per level", 1, sort_host_driven, false},
+    {"2", "host-driven, batched: one launch per level, all its segments", 2, sort_host_batched, false},
+    {"3", "device-launched children (CDP2, fire-and-forget)", 3, sort_device_launched, true},
+    {"4", "depth limit, small segments sorted in the block", 4, sort_device_bounded, true},
+    {"5", "device-driven levels: a one-thread driver replaces the host loop", 5, sort_device_levels, true},
 }};
+inline constexpr const char* kBatchedHostStep = "2";
 
 /// The reference row (baselines.cu, given): CUB's radix sort, keys `in` to `out`, with
 /// `temp_bytes` of scratch space (ask cub_sort_temp_bytes for the largest count you pass).
@@ -114,7 +154,7 @@ std::size_t cub_sort_temp_bytes(std::size_t count);
 void cub_sort(const Key* in, Key* out, std::size_t count, void* temp, std::size_t temp_bytes);
 
 // ---------------------------------------------------------------------------------------
-// Adaptive work (step 4): the Mandelbrot set, brute force and Mariani-Silver.
+// Adaptive work (step 6): the Mandelbrot set, brute force and Mariani-Silver.
 // ---------------------------------------------------------------------------------------
 
 /// Pixel (x, y) is the point c = (x_min + (x + 0.5) pixel_width, y_min + (y + 0.5) pixel_height).
@@ -173,11 +213,30 @@ struct MandelbrotStep {
 };
 
 inline constexpr std::array<MandelbrotStep, 1> kMandelbrotSteps{{
-    {"4", "Mariani-Silver: one-dwell borders filled, the rest subdivided", 4, mandelbrot_mariani_silver},
+    {"6", "Mariani-Silver: one-dwell borders filled, the rest subdivided", 6, mandelbrot_mariani_silver},
 }};
 
-/// The reference (baselines.cu, given): one thread per pixel, every pixel iterated.
+/// The baseline (baselines.cu, given): one thread per pixel, every pixel iterated.
 void mandelbrot_brute_force(Image image);
+
+// ---------------------------------------------------------------------------------------
+// What a launch costs (baselines.cu, given): the harness's third table.
+// ---------------------------------------------------------------------------------------
+
+/// Microseconds per launch of an empty grid of `blocks` blocks, each figure the median of a few
+/// timed runs of a whole chain or batch, less the same with one launch, divided by the launches.
+struct LaunchCosts {
+    unsigned int blocks = 1;
+    double host_wait_each = 0;     ///< host: launch, then cudaDeviceSynchronize, again and again
+    double host_back_to_back = 0;  ///< host: launches issued one after the other, one wait at the end
+    double device_child = 0;       ///< device: each grid launches the next (fire-and-forget), a chain
+    double device_tail = 0;        ///< device: each grid tail-launches the next, a chain
+    double device_fan_out = 0;     ///< device: one thread launches many grids (fire-and-forget)
+};
+
+/// Measures them now (the pending-launch limit in force is the one the last launcher set).
+/// `device_error` is one unsigned int of device memory, zero; throws if a device launch failed.
+LaunchCosts measure_launch_costs(unsigned int blocks, unsigned int* device_error);
 
 // ---------------------------------------------------------------------------------------
 // Errors that happen on the device.

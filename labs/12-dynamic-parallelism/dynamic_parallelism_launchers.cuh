@@ -7,6 +7,7 @@
 
 #include "cuda_check.hpp"
 #include "dynamic_parallelism.hpp"
+#include "dynamic_parallelism_sort.cuh"
 #include "launch.cuh"
 
 #include <cuda_runtime.h>
@@ -19,16 +20,37 @@
 namespace dynamic_parallelism {
 namespace {
 
-void check_sort_arguments(const Key* keys, std::size_t count, const SortWorkspace& workspace, bool on_device) {
+enum class SortKind { host_driven, batched, device_launched };
+
+void check_sort_arguments(const Key* keys, std::size_t count, const SortWorkspace& workspace, SortKind kind) {
     if (count > kMaxKeys) throw std::invalid_argument("sort: at most 2^31 keys");
     if (keys == nullptr || workspace.scratch == nullptr) throw std::invalid_argument("sort: null keys or scratch");
-    if (workspace.counters == nullptr || workspace.counter_capacity < 1) {
+    if (workspace.partition_grids == nullptr) throw std::invalid_argument("sort: the workspace lacks partition_grids");
+    if (kind != SortKind::batched && (workspace.counters == nullptr || workspace.counter_capacity < 1)) {
         throw std::invalid_argument("sort: the workspace has no partition counters");
     }
-    if (on_device && (workspace.next_counter == nullptr || workspace.device_error == nullptr)) {
-        throw std::invalid_argument("sort: the workspace lacks next_counter or device_error");
+    if (kind != SortKind::device_launched && (workspace.leaves == nullptr || workspace.leaf_capacity < 1)) {
+        throw std::invalid_argument("sort: the workspace has no leaf records");
     }
-    if (on_device && (workspace.depth_limit < 1 || workspace.depth_limit > kHardwareNestingLimit)) {
+    if (kind == SortKind::device_launched && workspace.next_counter == nullptr) {
+        throw std::invalid_argument("sort: the workspace lacks next_counter");
+    }
+    if (kind != SortKind::host_driven && workspace.device_error == nullptr) {
+        throw std::invalid_argument("sort: the workspace lacks device_error");
+    }
+    if (kind == SortKind::batched) {
+        for (const Level& level : workspace.levels) {
+            if (level.segments == nullptr || level.tile_segment == nullptr || level.totals == nullptr) {
+                throw std::invalid_argument("sort: the workspace lacks a level table");
+            }
+        }
+        if (workspace.leaf_count == nullptr) throw std::invalid_argument("sort: the workspace lacks leaf_count");
+        if (workspace.level_segment_capacity < level_segments_needed(count) ||
+            workspace.level_tile_capacity < level_tiles_needed(count)) {
+            throw std::invalid_argument("sort: the level tables are too small (level_segments_needed, level_tiles_needed)");
+        }
+    }
+    if (workspace.depth_limit < 1 || workspace.depth_limit > kHardwareNestingLimit) {
         throw std::invalid_argument("sort: depth_limit must be between 1 and 24");
     }
 }
@@ -45,6 +67,11 @@ void apply_pending_launch_limit(unsigned int limit) {
     if (current != limit) CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, limit));
 }
 
+// No partition grid counted yet (the table's "partition grids" column).
+void reset_partition_grids(const SortWorkspace& workspace) {
+    CUDA_CHECK(cudaMemsetAsync(workspace.partition_grids, 0, sizeof(unsigned int)));
+}
+
 // Fresh counters for a device-launched sort: every record zeroed, none handed out yet.
 void reset_counters(const SortWorkspace& workspace) {
     CUDA_CHECK(cudaMemsetAsync(workspace.counters, 0,
@@ -54,6 +81,19 @@ void reset_counters(const SortWorkspace& workspace) {
 
 std::size_t ceil_div(std::size_t n, std::size_t d) { return (n + d - 1) / d; }
 
+// Level 0 of a batched sort, seeded on the device (seed_levels_kernel); returns its totals.
+LevelTotals seed_levels(std::size_t count, const SortWorkspace& workspace) {
+    constexpr int kSeedThreads = 256;
+    const auto all = static_cast<unsigned int>(count);
+    const unsigned int tiles = all > kLeafKeys ? tiles_of(all) : 0U;
+    seed_levels_kernel<kSeedThreads>
+        <<<std::max(1U, cl::blocks_for(tiles, kSeedThreads)), kSeedThreads>>>(all, workspace);
+    CUDA_CHECK_LAUNCH();
+    LevelTotals first;
+    if (tiles > 0) first.appended = (1ULL << 32) | tiles;
+    return first;
+}
+
 }  // namespace
 
 // A partition grid is only launched for more than kLeafKeys keys, and the pivot splits near the
@@ -62,7 +102,12 @@ std::size_t ceil_div(std::size_t n, std::size_t d) { return (n + d - 1) / d; }
 std::size_t counters_needed(std::size_t count) { return 4 * ceil_div(count, kLeafKeys) + 64; }
 std::size_t leaves_needed(std::size_t count) { return counters_needed(count); }
 
-// Step 2 launches a grid for every partition and every leaf: at most twice the counters.
+// A level table holds segments larger than a leaf, which do not overlap: at most count / 4097 of
+// them; and their tiles: one per kTileKeys keys, plus at most one partial tile per segment.
+std::size_t level_segments_needed(std::size_t count) { return count / (kLeafKeys + 1) + 1; }
+std::size_t level_tiles_needed(std::size_t count) { return ceil_div(count, kTileKeys) + level_segments_needed(count); }
+
+// Step 3 launches a grid for every partition and every leaf: at most twice the counters.
 unsigned int pending_launches_needed(std::size_t count) {
     return static_cast<unsigned int>(2 * counters_needed(count) + 64);
 }
@@ -75,6 +120,11 @@ unsigned int pending_launches_needed(int width, int height) {
 }
 
 std::string describe_device_error(unsigned int code, unsigned int pending_launch_limit) {
+    if (code == kLeavesExhausted) {
+        return "a level found no free leaf record: the partitions made more leaves than a balanced recursion "
+               "does (about 1.5 per 4096 keys). Likely cause: halves of a few keys listed as leaves again and "
+               "again, from a pivot that splits badly or keys equal to the pivot sent on to the next level";
+    }
     if (code == kCountersExhausted) {
         return "a partition grid found no free counter record: the recursion launched more partitions than a "
                "balanced one needs (about 1.5 per 4096 keys). Likely cause: a pivot that splits badly, or keys "
@@ -100,17 +150,24 @@ std::string describe_device_error(unsigned int code, unsigned int pending_launch
 
 void sort_host_driven(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    check_sort_arguments(keys, count, workspace, false);
-    if (workspace.leaves == nullptr || workspace.leaf_capacity < 1) {
-        throw std::invalid_argument("sort_host_driven: the workspace has no leaf records");
-    }
+    check_sort_arguments(keys, count, workspace, SortKind::host_driven);
+    reset_partition_grids(workspace);
     host_driven_quicksort(keys, count, workspace);
+}
+
+void sort_host_batched(Key* keys, std::size_t count, SortWorkspace workspace) {
+    if (count == 0) return;
+    check_sort_arguments(keys, count, workspace, SortKind::batched);
+    reset_partition_grids(workspace);
+    const LevelTotals first = seed_levels(count, workspace);
+    host_batched_quicksort(keys, workspace, first);
 }
 
 void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    check_sort_arguments(keys, count, workspace, true);
+    check_sort_arguments(keys, count, workspace, SortKind::device_launched);
     apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
     reset_counters(workspace);
     const Segment all{0U, static_cast<unsigned int>(count)};
     // Record 0 is this grid's; the keys start in `keys` and go to the scratch buffer first.
@@ -121,12 +178,26 @@ void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace)
 
 void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    check_sort_arguments(keys, count, workspace, true);
+    check_sort_arguments(keys, count, workspace, SortKind::device_launched);
     apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
     reset_counters(workspace);
     const Segment all{0U, static_cast<unsigned int>(count)};
     quicksort_bounded_kernel<kPartitionThreads><<<cl::blocks_for(count, kTileKeys), kPartitionThreads>>>(
         keys, workspace.scratch, keys, all, 0, workspace.counters, workspace);
+    CUDA_CHECK_LAUNCH();
+}
+
+void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace) {
+    if (count == 0) return;
+    check_sort_arguments(keys, count, workspace, SortKind::batched);
+    apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
+    seed_levels(count, workspace);
+    // The first driver: level 0 (or the one leaf) from keys to scratch; every later one is
+    // tail-launched by the one before it.
+    level_driver_kernel<kPartitionThreads><<<1, 1>>>(keys, workspace.scratch, keys, workspace.levels[0],
+                                                     workspace.levels[1], 0, workspace);
     CUDA_CHECK_LAUNCH();
 }
 

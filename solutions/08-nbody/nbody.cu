@@ -6,7 +6,7 @@
 
 namespace nbody {
 
-// The block and tile shapes (given): kThreadsPerBlock and step 5's unroll factor.
+// The block and tile shapes (given): kThreadsPerBlock and the unroll factors of steps 5 to 7.
 #include "nbody_tiles.cuh"
 
 namespace {
@@ -33,11 +33,11 @@ namespace {
     acc.z += dz * scale;
 }
 
-// Steps 4 and 5's interaction: 12 FP32 instructions and a reciprocal square root. The softening
+// Steps 4 to 7's interaction: 12 FP32 instructions and a reciprocal square root. The softening
 // is the first FMA's addend (3 FMAs for |d|^2 + eps^2, not a multiply, 2 FMAs and an add), and
 // the three accumulations are FMAs. The reciprocal square root is rsqrtf (step 4: the
 // special-function unit's approximation, at most 2 ulp off, CUDA C++ Programming Guide, behind
-// ptxas's subnormal guard), or with kBareRsqrt the given rsqrt_of_normal (step 5: the bare
+// ptxas's subnormal guard), or with kBareRsqrt the given rsqrt_of_normal (steps 5 to 7: the bare
 // MUFU.RSQ, 13 instructions in all).
 template <bool kBareRsqrt>
 __device__ __forceinline__ void add_interaction_fma(float3 self, float4 other, float3& acc) {
@@ -57,7 +57,7 @@ __device__ __forceinline__ void add_interaction_fma(float3 self, float4 other, f
     add_interaction_fma<false>(self, other, acc);
 }
 
-// Step 5's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
+// Steps 5 to 7's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
 [[maybe_unused]] __device__ void add_interaction_bare(float3 self, float4 other, float3& acc) {
     add_interaction_fma<true>(self, other, acc);
 }
@@ -85,8 +85,8 @@ __global__ void naive_aos_kernel(const Body* bodies, int count, float* accel) {
 // Step 2: position and mass in one aligned float4.
 // ---------------------------------------------------------------------------------------
 
-// Slow before: four 4-byte loads per body visited, from 28-byte structures that are not
-// 16-byte aligned and drag the unused velocities into the cache.
+// Slow before: four 4-byte loads per body visited: a 28-byte structure is aligned like a float,
+// so no 16-byte load can be used, and it drags the unused velocities into the cache.
 // Fixes: x, y, z and mass packed in an aligned float4: one 16-byte load per body, and a
 // 128-byte line holds 8 bodies instead of 4.6.
 __global__ void naive_float4_kernel(const float4* pos_mass, int count, float* accel) {
@@ -154,20 +154,94 @@ __global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 5: several bodies per thread, the body read from the tile reused in registers.
+// Step 5: step 4 with the bare reciprocal square root.
 // ---------------------------------------------------------------------------------------
 
-// Slow before: each interaction costs a shared-memory load and its share of the loop besides
-// its 12 FP32 instructions, and rsqrtf's subnormal guard adds 3 more around the MUFU.RSQ.
-// Fixes: each thread computes kBodies bodies, so one body read from the tile (one load, one
-// loop step) serves kBodies independent interactions in registers; and the bare MUFU.RSQ.
-template <int kTile, int kBodies, int kUnroll>
-__global__ void __launch_bounds__(kTile) register_blocked_kernel(const float4* pos_mass, int count, float* accel) {
+// Slow before: rsqrtf's MUFU.RSQ comes with a subnormal guard (a compare and two scalings,
+// issued for every interaction though never taken here): 3 of about 17 issue slots.
+// Fixes: add_interaction_bare, the bare MUFU.RSQ (dist2 >= eps^2 is never subnormal): 13
+// instructions per interaction, the same bits.
+template <int kTile, int kUnroll>
+__global__ void __launch_bounds__(kTile) bare_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    __shared__ float4 tile[kTile];
+    const int i = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
+    const float4 own = i < count ? pos_mass[i] : no_body();
+    const float3 self = make_float3(own.x, own.y, own.z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int base = 0; base < count; base += kTile) {
+        const int j = base + static_cast<int>(threadIdx.x);
+        tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
+        __syncthreads();
+#pragma unroll kUnroll
+        for (int k = 0; k < kTile; ++k) add_interaction_bare(self, tile[k], acc);
+        __syncthreads();
+    }
+    if (i < count) store_acceleration(accel, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 6: the j-split, q threads per body in q blocks, each over 1/q of the tiles.
+// ---------------------------------------------------------------------------------------
+
+// The tiles of split `split` out of `splits`: [first, end) of the `tiles` tiles, as even as
+// integer division makes them (64-bit products: tiles x splits may pass 2^31).
+struct TileRange {
+    int first;
+    int end;
+};
+[[maybe_unused]] __device__ TileRange tiles_of_split(int tiles, int split, int splits) {
+    return {static_cast<int>(static_cast<long long>(tiles) * split / splits),
+            static_cast<int>(static_cast<long long>(tiles) * (split + 1) / splits)};
+}
+
+// Slow before: one thread per body gives N threads: at N = 2^17, 31 warps per SM of the 64 an
+// H100 SM holds, and fewer still as blocks finish. The FMA pipe waits for warps to issue.
+// Fixes: q threads per body, one in each of q blocks (blockIdx.y = split), each over 1/q of the
+// tiles: q x N threads. Each writes its partial sum to row blockIdx.y of `partial` (with q = 1,
+// accel itself); the given sum_partials_kernel adds the rows.
+template <int kTile, int kUnroll>
+__global__ void __launch_bounds__(kTile) split_tiles_kernel(const float4* pos_mass, int count, float* partial) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    __shared__ float4 tile[kTile];
+    const int i = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
+    const TileRange range = tiles_of_split((count + kTile - 1) / kTile, static_cast<int>(blockIdx.y),
+                                           static_cast<int>(gridDim.y));
+    const float4 own = i < count ? pos_mass[i] : no_body();
+    const float3 self = make_float3(own.x, own.y, own.z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int t = range.first; t < range.end; ++t) {  // the same trip count for the whole block
+        const int j = t * kTile + static_cast<int>(threadIdx.x);
+        tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
+        __syncthreads();
+#pragma unroll kUnroll
+        for (int k = 0; k < kTile; ++k) add_interaction_bare(self, tile[k], acc);
+        __syncthreads();
+    }
+    float* row = partial + static_cast<std::size_t>(blockIdx.y) * 3 * static_cast<std::size_t>(count);
+    if (i < count) store_acceleration(row, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 7: several bodies per thread (register blocking), with step 6's j-split.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: each interaction pays a shared-memory load (LDS.128) and its share of the loop
+// besides its 13 instructions.
+// Fixes: each thread computes kBodies bodies, so one body read from the tile (one load) serves
+// kBodies independent interactions in registers. The j-split keeps the grid large although
+// there are kBodies times fewer threads per split, and kMinBlocks caps the registers, so that
+// with 2 bodies per thread the SM still holds all its warps.
+template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kTile, kMinBlocks) split_blocked_kernel(const float4* pos_mass, int count,
+                                                                          float* partial) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
     __shared__ float4 tile[kTile];
     // This thread's bodies are kTile apart, so that each of the kBodies loads and stores is
     // coalesced across the block.
     const int first = static_cast<int>(blockIdx.x) * kTile * kBodies + static_cast<int>(threadIdx.x);
+    const TileRange range = tiles_of_split((count + kTile - 1) / kTile, static_cast<int>(blockIdx.y),
+                                           static_cast<int>(gridDim.y));
     float3 self[kBodies];
     float3 acc[kBodies];
 #pragma unroll
@@ -177,8 +251,8 @@ __global__ void __launch_bounds__(kTile) register_blocked_kernel(const float4* p
         self[b] = make_float3(own.x, own.y, own.z);
         acc[b] = make_float3(0.0F, 0.0F, 0.0F);
     }
-    for (int base = 0; base < count; base += kTile) {
-        const int j = base + static_cast<int>(threadIdx.x);
+    for (int t = range.first; t < range.end; ++t) {
+        const int j = t * kTile + static_cast<int>(threadIdx.x);
         tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
         __syncthreads();
 #pragma unroll kUnroll
@@ -189,10 +263,11 @@ __global__ void __launch_bounds__(kTile) register_blocked_kernel(const float4* p
         }
         __syncthreads();
     }
+    float* row = partial + static_cast<std::size_t>(blockIdx.y) * 3 * static_cast<std::size_t>(count);
 #pragma unroll
     for (int b = 0; b < kBodies; ++b) {
         const int i = first + b * kTile;
-        if (i < count) store_acceleration(accel, i, acc[b]);
+        if (i < count) store_acceleration(row, i, acc[b]);
     }
 }
 

@@ -4,6 +4,10 @@
 
 #include "stencil_constants.cuh"
 
+#include <cooperative_groups.h>
+#include <cuda/atomic>
+#include <cuda/pipeline>
+
 #include <cstddef>
 
 namespace stencil {
@@ -332,7 +336,186 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 6: connected components by rounds of a min-label stencil.
+// Step 6: marching planes, the planes ahead staged in shared memory by asynchronous copies.
+// ---------------------------------------------------------------------------------------------
+
+/// The chunks of a stage that one thread copies, worked out once: chunk c = rank + j * kThreads
+/// of the stage's Tile::kStageY rows of Tile::kStageX / kChunk chunks of kChunk floats.
+template <class Tile, int kChunk>
+struct StageChunks {
+    static constexpr int kPerRow = Tile::kStageX / kChunk;
+    static constexpr int kCount = Tile::kStageY * kPerRow;
+    static constexpr int kPerThread = (kCount + Tile::kThreads - 1) / Tile::kThreads;
+    static_assert(Tile::kStageX % kChunk == 0, "a stage row must be whole chunks: kChunk divides kStageX");
+    int in_stage[kPerThread];  ///< where chunk j goes in a stage, in floats; -1: this thread has no chunk j
+    int in_plane[kPerThread];  ///< where it comes from in a plane; -1: outside the grid (the stage gets zeros)
+
+    __device__ StageChunks(int x0, int y0, Extent extent, int rank) {
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+            const int c = rank + j * Tile::kThreads;
+            const int row = c / kPerRow;
+            const int column = c % kPerRow * kChunk;
+            const int gx = x0 - Tile::kPad + column;
+            const int gy = y0 - Tile::kStencilRadius + row;
+            // With 16-byte chunks nx is a multiple of 4 and so is gx: a chunk is all in or all out.
+            const bool inside = gx >= 0 && gx + kChunk <= extent.nx && gy >= 0 && gy < extent.ny;
+            in_stage[j] = c < kCount ? row * Tile::kStageX + column : -1;
+            in_plane[j] = inside ? gy * extent.nx + gx : -1;
+        }
+    }
+};
+
+// Slow before: step 5b keeps the planes on their way in registers: 12 per point, 61 per thread,
+// and about 36 KiB of loads in flight per SM, too few for the copy's rate.
+// Fixes: the planes ahead go from global memory straight into a ring of shared-memory stages by
+// cp.async (no registers); only z - R .. z + R stay in registers. One barrier per plane, not two.
+template <class Tile, int kChunk>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil_staged_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                 int slab_planes) {
+    constexpr int kR = Tile::kStencilRadius;
+    constexpr int kRows = Tile::kRowsPerThread;
+    constexpr int kQueue = Tile::kQueuePlanes;  // planes z - R .. z + R
+    constexpr int kAhead = Tile::kAhead;
+    constexpr int kStages = Tile::kStages;
+    constexpr int kChunkBytes = kChunk * static_cast<int>(sizeof(float));
+    extern __shared__ float4 staged_ring[];  // float4: the stages' 16-byte alignment
+    float* const ring = reinterpret_cast<float*>(staged_ring);
+
+    const auto [x0, y0, z_first, z_end] = marching_slab<Tile>(extent, slab_planes);
+    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
+    // This thread's points: column x, the consecutive rows y0 + threadIdx.y * kRows + k.
+    const int x = x0 + threadIdx.x;
+    int offset[kRows];
+    bool inside[kRows];
+    bool interior_xy[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + threadIdx.y * kRows + k;
+        inside[k] = x < extent.nx && y < extent.ny;
+        interior_xy[k] = x >= kR && x < extent.nx - kR && y >= kR && y < extent.ny - kR;
+        offset[k] = y * extent.nx + x;
+    }
+    const StageChunks<Tile, kChunk> chunks(x0, y0, extent, threadIdx.y * Tile::kThreadsX + threadIdx.x);
+    // In a stage: where this thread's window starts (the rows of its points - R .. + R, its column).
+    const int window = threadIdx.y * kRows * Tile::kStageX + Tile::kPad + threadIdx.x;
+
+    // As in step 4, the slab reads R planes beyond each end and no more.
+    const int z_stop = min(extent.nz, z_end + kR);
+    // Planes are staged in order, plane p into stage (p - z_first) % kStages: the next plane to
+    // stage, its stage and its source move on by one after each plane.
+    int staged = z_first;
+    int staged_slot = 0;
+    const float* staged_source = in + z_first * plane;
+    // Every thread stages every plane, so that each commits the same groups: its copies of the
+    // plane (zeros outside the grid) are one group of its pipeline.
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    auto stage_next_plane = [&] {
+        pipe.producer_acquire();
+        if (staged < z_stop) {
+            float* const stage = ring + staged_slot * Tile::kStagePoints;
+#pragma unroll
+            for (int j = 0; j < chunks.kPerThread; ++j) {
+                if (chunks.in_stage[j] < 0) continue;
+                float* const to = stage + chunks.in_stage[j];
+                if (chunks.in_plane[j] >= 0) {
+                    cuda::memcpy_async(to, staged_source + chunks.in_plane[j],
+                                       cuda::aligned_size_t<kChunkBytes>(kChunkBytes), pipe);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < kChunk; ++e) to[e] = 0.0F;
+                }
+            }
+        }
+        pipe.producer_commit();
+        ++staged;
+        staged_slot = staged_slot + 1 == kStages ? 0 : staged_slot + 1;
+        staged_source += plane;
+    };
+
+    // The register queue: queue[k][j] holds row k's value of the plane in slot j; plane p is in
+    // slot (p - z_first + R) % kQueue. The R planes below the slab come straight from global
+    // memory (they are only z-neighbours here); planes z_first .. z_first + R + kAhead - 1 go to
+    // the ring, and the first R of them into the queue as soon as they have landed.
+    float queue[kRows][kQueue];
+#pragma unroll
+    for (int j = 0; j < kR; ++j) {
+        const int p = z_first - kR + j;
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) queue[k][j] = inside[k] && p >= 0 ? in[p * plane + offset[k]] : 0.0F;
+    }
+#pragma unroll
+    for (int j = 0; j < kR + kAhead; ++j) stage_next_plane();
+    cuda::pipeline_consumer_wait_prior<kAhead>(pipe);  // planes z_first .. z_first + R - 1 have landed
+    __syncthreads();                                   // for every thread
+#pragma unroll
+    for (int j = 0; j < kR; ++j) {
+        const float* const stage = ring + j % kStages * Tile::kStagePoints + window;
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            queue[k][kR + j] = z_first + j < z_stop ? stage[(kR + k) * Tile::kStageX] : 0.0F;
+        }
+    }
+
+    // The stages of planes z and z + R, and the output plane, move on by one after each plane.
+    int here_slot = 0;
+    int ahead_slot = kR % kStages;
+    float* out_plane = out + z_first * plane;
+    // kQueue planes per trip, unrolled, so that every slot of the queue is a constant (step 4).
+    for (int z_trip = z_first; z_trip < z_end; z_trip += kQueue) {
+#pragma unroll
+        for (int s = 0; s < kQueue; ++s) {
+            const int z = z_trip + s;
+            if (z >= z_end) break;  // the same for the whole block: no thread skips a barrier alone
+            // The copies of plane z + R were the oldest of the kAhead + 1 groups on their way.
+            cuda::pipeline_consumer_wait_prior<kAhead - 1>(pipe);
+            // Every thread's copies of plane z + R have landed, and nobody reads the stage of
+            // plane z - 1 any more: plane z + R + kAhead may take it.
+            __syncthreads();
+            stage_next_plane();
+
+            const float* const here = ring + here_slot * Tile::kStagePoints + window;
+            const float* const ahead = ring + ahead_slot * Tile::kStagePoints + window;
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) {
+                queue[k][(s + 2 * kR) % kQueue] = z + kR < z_stop ? ahead[(kR + k) * Tile::kStageX] : 0.0F;
+            }
+            // This thread's column of plane z: the y-neighbours and centres of all its points.
+            float column[kRows + 2 * kR];
+#pragma unroll
+            for (int j = 0; j < kRows + 2 * kR; ++j) column[j] = here[j * Tile::kStageX];
+
+            const bool z_interior = z >= kR && z < extent.nz - kR;
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) {
+                if (!inside[k]) continue;
+                const float centre = column[kR + k];
+                float result = centre;
+                if (interior_xy[k] && z_interior) {
+                    const float* const row = here + (kR + k) * Tile::kStageX;
+                    result = constant_coefficients[kCentre] * centre;
+#pragma unroll
+                    for (int d = 1; d <= kR; ++d) {
+                        result += constant_coefficients[coefficient_index(kR, kAxisX, d)] * (row[-d] + row[d]);
+                        result += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
+                                  (column[kR + k - d] + column[kR + k + d]);
+                        result += constant_coefficients[coefficient_index(kR, kAxisZ, d)] *
+                                  (queue[k][(s + kR - d) % kQueue] + queue[k][(s + kR + d) % kQueue]);
+                    }
+                }
+                out_plane[offset[k]] = result;
+            }
+            here_slot = here_slot + 1 == kStages ? 0 : here_slot + 1;
+            ahead_slot = ahead_slot + 1 == kStages ? 0 : ahead_slot + 1;
+            out_plane += plane;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps 7 to 9: connected components. The launchers refuse images of 2^31 pixels or more, so a
+// pixel's index y * width + x, and its label, fit in an int.
 // ---------------------------------------------------------------------------------------------
 
 // Slow before: a CPU labels the image with union-find, one pixel after the other.
@@ -347,6 +530,25 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
     labels[i] = image[i] > threshold ? i + 1 : 0;
 }
 
+// One pixel's update in a round: the smallest non-zero label among itself and its 4-neighbours
+// inside the image, or 0 for a background pixel (label 0). Steps 7 and 8.
+__device__ int smallest_label(const int* labels, int x, int y, int width, int height) {
+    const int i = y * width + x;
+    const int own = labels[i];
+    if (own == 0) return 0;
+    int smallest = own;
+    // Background neighbours (label 0) do not connect.
+    const int left = x > 0 ? labels[i - 1] : 0;
+    const int right = x + 1 < width ? labels[i + 1] : 0;
+    const int up = y > 0 ? labels[i - width] : 0;
+    const int down = y + 1 < height ? labels[i + width] : 0;
+    if (left != 0) smallest = min(smallest, left);
+    if (right != 0) smallest = min(smallest, right);
+    if (up != 0) smallest = min(smallest, up);
+    if (down != 0) smallest = min(smallest, down);
+    return smallest;
+}
+
 // One round: every foreground pixel takes the smallest label among itself and its foreground
 // 4-neighbours (reading `labels`, writing `next`: no pixel sees this round's writes). A block
 // reports a change with one atomic, after __syncthreads_or has combined its threads' answers.
@@ -358,23 +560,145 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
     int changed_here = 0;
     if (x < width && y < height) {  // no return: every thread must reach __syncthreads_or
         const int i = y * width + x;
-        const int own = labels[i];
-        int smallest = own;
-        if (own != 0) {
-            // Background neighbours (label 0) do not connect.
-            const int left = x > 0 ? labels[i - 1] : 0;
-            const int right = x + 1 < width ? labels[i + 1] : 0;
-            const int up = y > 0 ? labels[i - width] : 0;
-            const int down = y + 1 < height ? labels[i + width] : 0;
-            if (left != 0) smallest = min(smallest, left);
-            if (right != 0) smallest = min(smallest, right);
-            if (up != 0) smallest = min(smallest, up);
-            if (down != 0) smallest = min(smallest, down);
-        }
+        const int smallest = smallest_label(labels, x, y, width, height);
         next[i] = smallest;
-        changed_here = smallest != own;
+        changed_here = smallest != labels[i];
     }
     if (__syncthreads_or(changed_here) && threadIdx.x == 0 && threadIdx.y == 0) atomicOr(changed, 1);
+}
+
+// Slow before: step 7 pays, every round, a memset, a launch and a copy of the flag to the host
+// that waits for the GPU: about 40% of its time per round on the H100 (the chapter's table).
+// Fixes: one cooperative launch does every round; a grid-wide barrier (grid.sync()) separates
+// them, and every block reads the round's flag on the device.
+__global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
+    label_rounds_kernel(const float* image, int* labels, int* scratch, int* flags, int width, int height,
+                        float threshold, int max_rounds) {
+    // No __restrict__ and no const __restrict__ on the label buffers: this kernel writes them, and
+    // the read-only data path that such a promise allows is not kept coherent with those writes.
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const int tiles_x = (width + kLabelBlockX - 1) / kLabelBlockX;
+    const int tiles = tiles_x * ((height + kLabelBlockY - 1) / kLabelBlockY);
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0;
+
+    // Round 0: every foreground pixel its own label, in the scratch buffer (labels stays
+    // untouched until round 1 writes it).
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int x = tile % tiles_x * kLabelBlockX + threadIdx.x;
+        const int y = tile / tiles_x * kLabelBlockY + threadIdx.y;
+        if (x < width && y < height) {
+            const int i = y * width + x;
+            scratch[i] = image[i] > threshold ? i + 1 : 0;
+        }
+    }
+    grid.sync();
+
+    int* current = scratch;
+    int* next = labels;
+    for (int round = 1;; ++round) {
+        // The flag of round r is flags[r % 3]. Round r + 1's flag was last read after the barrier of
+        // round r - 2, by blocks that have all passed round r - 1's barrier since: reset it now.
+        if (leader) flags[(round + 1) % kRoundFlags] = 0;
+        int changed_here = 0;
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            const int x = tile % tiles_x * kLabelBlockX + threadIdx.x;
+            const int y = tile / tiles_x * kLabelBlockY + threadIdx.y;
+            if (x < width && y < height) {
+                const int i = y * width + x;
+                const int smallest = smallest_label(current, x, y, width, height);
+                next[i] = smallest;
+                changed_here |= smallest != current[i];
+            }
+        }
+        if (__syncthreads_or(changed_here) && threadIdx.x == 0 && threadIdx.y == 0) {
+            atomicOr(&flags[round % kRoundFlags], 1);
+        }
+        grid.sync();  // every write of this round, flag included, is visible to every thread
+        // Every block reads the same flag after the same barrier: they all leave, or none.
+        if (flags[round % kRoundFlags] == 0 || round == max_rounds) {
+            if (leader) flags[kRoundsWord] = flags[round % kRoundFlags] == 0 ? round : max_rounds + 1;
+            return;
+        }
+        int* const previous = current;
+        current = next;
+        next = previous;
+    }
+}
+
+// The root of pixel i's tree in the forest `parents` (parents[p] = 1 + p's parent; a root is its
+// own parent). Other threads hook roots while this one walks: relaxed atomic loads, so that
+// reading a word another thread writes is no data race. A parent is never larger than its child,
+// so the walk ends.
+__device__ int find_root(int* parents, int i) {
+    while (true) {
+        const int parent =
+            cuda::atomic_ref<int, cuda::thread_scope_device>(parents[i]).load(cuda::memory_order_relaxed) - 1;
+        if (parent == i) return i;
+        i = parent;
+    }
+}
+
+// Joins the trees of pixels a and b: the larger root is hooked under the smaller one by
+// atomicMin, so that every tree's root stays its smallest pixel. If another thread hooked that
+// root first (atomicMin returns the parent it found), the hook is tried again from there.
+__device__ void unite(int* parents, int a, int b) {
+    a = find_root(parents, a);
+    b = find_root(parents, b);
+    while (a != b) {
+        if (a > b) {
+            const int larger = a;
+            a = b;
+            b = larger;
+        }
+        const int found = atomicMin(&parents[b], a + 1) - 1;
+        if (found == b) return;  // b was still a root, and now hangs under a
+        a = find_root(parents, a);
+        b = find_root(parents, found);
+    }
+}
+
+// Whether pixel p is foreground (a non-zero entry in the forest), read as find_root reads.
+__device__ bool in_forest(int* parents, int p) {
+    return cuda::atomic_ref<int, cuda::thread_scope_device>(parents[p]).load(cuda::memory_order_relaxed) != 0;
+}
+
+// Slow before: steps 7 and 8 need as many rounds as the longest path from a component's smallest
+// pixel (255 here), and each round reads and writes every label.
+// Fixes: union-find. Each foreground pixel joins its tree with those of its left and upper
+// foreground neighbours (right and lower ones do the same towards it): one pass, whatever the paths.
+__global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
+    union_find_hook_kernel(int* parents, int width, int height) {
+    const int x = blockIdx.x * kLabelBlockX + threadIdx.x;
+    const int y = blockIdx.y * kLabelBlockY + threadIdx.y;
+    if (x >= width || y >= height) return;  // no barrier in this kernel
+    const int i = y * width + x;
+    if (!in_forest(parents, i)) return;
+    const bool left = x > 0 && in_forest(parents, i - 1);
+    if (left) unite(parents, i, i - 1);
+    // Where the left, upper-left and upper neighbours are all foreground, the upper one is joined
+    // to this pixel already, through the leftward hooks of both rows and the upward hook of the
+    // first pixel of that run: only that first pixel hooks upwards.
+    if (y > 0 && in_forest(parents, i - width) && !(left && in_forest(parents, i - width - 1))) {
+        unite(parents, i, i - width);
+    }
+}
+
+// After the hooking every component is one tree whose root is its smallest pixel: each pixel's
+// label is 1 + its root. Each pixel also writes its root back as its parent (only it writes that
+// word), so that the walks of others that pass through it end one step later.
+__global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
+    union_find_jump_kernel(int* parents, int* __restrict__ labels, int width, int height) {
+    const int x = blockIdx.x * kLabelBlockX + threadIdx.x;
+    const int y = blockIdx.y * kLabelBlockY + threadIdx.y;
+    if (x >= width || y >= height) return;
+    const int i = y * width + x;
+    if (!in_forest(parents, i)) {
+        labels[i] = 0;
+        return;
+    }
+    const int root = find_root(parents, i);
+    cuda::atomic_ref<int, cuda::thread_scope_device>(parents[i]).store(root + 1, cuda::memory_order_relaxed);
+    labels[i] = root + 1;
 }
 
 }  // namespace

@@ -4,170 +4,20 @@
 
 #include "cuda_check.hpp"
 #include "dynamic_parallelism_device.cuh"
+#include "dynamic_parallelism_sort.cuh"
 #include "launch.cuh"
 
-#include <cub/block/block_scan.cuh>
-
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace dynamic_parallelism {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// Step 1's building blocks (steps 2 and 3 use them too): the pivot, one block's share of a
-// partition, and the sort of a small segment by one block.
-// ---------------------------------------------------------------------------------------
-
-// The pivot of `segment`: the median of kPivotSamples keys spread evenly over it. Every thread
-// of the block calls it and gets the same pivot; warp 0 does the work. A median of 32 samples
-// splits a segment close to its middle on any input; the lecture's data[0] (the first key) is
-// the worst possible choice on sorted input, and even a median of three leaves the recursion
-// deeper than the 24 levels a device allows on 2^24 uniform keys (see the chapter).
-template <int kThreads>
-__device__ Key sample_pivot(const Key* src, Segment segment) {
-    static_assert(kThreads >= kWarpSize, "warp 0 samples the pivot: use at least 32 threads per block");
-    __shared__ Key pivot;
-    if (threadIdx.x < kWarpSize) {
-        const unsigned int lane = threadIdx.x;
-        // Sample `lane` sits in the middle of the lane-th of 32 equal parts of the segment.
-        const std::size_t position =
-            (static_cast<std::size_t>(2 * lane + 1) * segment.count) / (2 * static_cast<std::size_t>(kPivotSamples));
-        const Key sample = src[segment.begin + position];
-        // Its rank among the samples; equal samples are ranked by lane, so the ranks are 0..31.
-        unsigned int rank = 0;
-        for (int other = 0; other < kWarpSize; ++other) {
-            const Key theirs = __shfl_sync(kFullMask, sample, other);
-            rank += (theirs < sample || (theirs == sample && static_cast<unsigned int>(other) < lane)) ? 1U : 0U;
-        }
-        if (rank == kPivotSamples / 2) pivot = sample;  // exactly one lane holds the median
-    }
-    __syncthreads();
-    return pivot;
-}
-
-// One block's share of a three-way partition of `segment` from src into dst: keys below the
-// pivot go to the front of the segment, keys above it to the back, and keys equal to it are
-// not moved at all: they are all the same value, so the last block writes that value into the
-// middle of `keys`, the final array, where they belong. Every key equal to the pivot is thus
-// finished after one partition: all-equal keys take one launch, not n levels.
-// Each block counts its keys, reserves room for them with one atomicAdd per side, and writes
-// them; then it takes a ticket (lab 07's last-block pattern), and the block with the last
-// ticket reads the totals.
-template <int kThreads>
-__device__ PartitionOutcome partition_segment(const Key* src, Key* dst, Key* keys, Segment segment,
-                                              PartitionCounters* counters) {
-    static_assert(kThreads * kKeysPerThread == static_cast<int>(kTileKeys), "a block covers kTileKeys keys");
-    using BlockScan = cub::BlockScan<unsigned int, kThreads>;
-    __shared__ typename BlockScan::TempStorage scan_storage;
-    __shared__ unsigned int less_base;
-    __shared__ unsigned int greater_base;
-    __shared__ bool is_last;
-
-    const Key pivot = sample_pivot<kThreads>(src, segment);
-
-    // Load the block's tile, kThreads apart (coalesced), and count each side. Positions past the
-    // end hold the pivot: they count for neither side and are never written.
-    const unsigned int tile = blockIdx.x * kTileKeys;
-    Key items[kKeysPerThread];
-    unsigned int less = 0;
-    unsigned int greater = 0;
-#pragma unroll
-    for (int k = 0; k < kKeysPerThread; ++k) {
-        const unsigned int i = tile + static_cast<unsigned int>(k * kThreads) + threadIdx.x;
-        items[k] = i < segment.count ? src[segment.begin + i] : pivot;
-        less += items[k] < pivot ? 1U : 0U;
-        greater += items[k] > pivot ? 1U : 0U;
-    }
-
-    // Where this thread's keys go within the block's share: one exclusive scan of both counts,
-    // packed as less + (greater << 16).
-    unsigned int offsets = 0;
-    unsigned int totals = 0;
-    BlockScan(scan_storage).ExclusiveSum(less | (greater << 16), offsets, totals);
-    const unsigned int block_less = totals & 0xFFFFU;
-    const unsigned int block_greater = totals >> 16;
-    if (threadIdx.x == 0) {
-        less_base = atomicAdd(&counters->less, block_less);
-        greater_base = atomicAdd(&counters->greater, block_greater);
-    }
-    __syncthreads();
-
-    unsigned int less_at = segment.begin + less_base + (offsets & 0xFFFFU);
-    unsigned int greater_at = segment.begin + segment.count - greater_base - block_greater + (offsets >> 16);
-#pragma unroll
-    for (int k = 0; k < kKeysPerThread; ++k) {
-        if (items[k] < pivot) {
-            dst[less_at++] = items[k];
-        } else if (items[k] > pivot) {
-            dst[greater_at++] = items[k];
-        }
-    }
-
-    // Release: this thread's keys are visible on the whole GPU before the block's ticket is.
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned int ticket = atomicAdd(&counters->blocks_done, 1U);
-        is_last = ticket == gridDim.x - 1;
-        if (is_last) __threadfence();  // acquire: what the other blocks wrote before their tickets
-    }
-    __syncthreads();  // passes is_last, and thread 0's acquire, to the whole block
-    if (!is_last) return {};
-
-    // Read at the L2, where the atomics were done, not from a line this SM's L1 might hold.
-    const unsigned int total_less = __ldcg(&counters->less);
-    const unsigned int total_greater = __ldcg(&counters->greater);
-    const unsigned int middle_end = segment.begin + segment.count - total_greater;
-    for (unsigned int i = segment.begin + total_less + threadIdx.x; i < middle_end; i += kThreads) keys[i] = pivot;
-    return {true, total_less, total_greater};
-}
-
-// Sorts data[0, count) ascending with the whole block: a bitonic network over the next power of
-// two, whose missing elements count as larger than any key (a pair that reaches past count is
-// already in order and is skipped). Every compare-exchange puts the smaller key at the lower
-// index; the first stage of each merge compares mirror images (i with i ^ (merge - 1)), so no
-// stage needs a descending half. Works on shared or global memory: every thread of the block
-// must call it, with the same count.
-template <int kThreads>
-__device__ void bitonic_sort_block(Key* data, unsigned int count) {
-    unsigned int padded = 1;
-    while (padded < count) padded *= 2;
-    for (unsigned int merge = 2; merge <= padded; merge *= 2) {
-        for (unsigned int stride = merge / 2; stride > 0; stride /= 2) {
-            for (unsigned int pair = threadIdx.x; pair < padded / 2; pair += kThreads) {
-                const unsigned int low = 2 * pair - (pair & (stride - 1));  // bit `stride` of low is 0
-                const unsigned int high = stride == merge / 2 ? low ^ (merge - 1) : low + stride;
-                if (high < count) {
-                    const Key a = data[low];
-                    const Key b = data[high];
-                    if (a > b) {
-                        data[low] = b;
-                        data[high] = a;
-                    }
-                }
-            }
-            __syncthreads();  // a stage is complete before the next one reads it
-        }
-    }
-}
-
-// Sorts the (at most kLeafKeys) keys of `segment` found in `from` and writes them to `keys`,
-// with the whole block, in shared memory. `from` may be `keys`: everything is read first.
-template <int kThreads>
-__device__ void sort_leaf(const Key* from, Key* keys, Segment segment) {
-    __shared__ Key tile[kLeafKeys];
-    // __ldcg reads at the L2: in step 3 these keys were written by other blocks of this grid.
-    for (unsigned int i = threadIdx.x; i < segment.count; i += kThreads) tile[i] = __ldcg(from + segment.begin + i);
-    __syncthreads();
-    bitonic_sort_block<kThreads>(tile, segment.count);
-    for (unsigned int i = threadIdx.x; i < segment.count; i += kThreads) keys[segment.begin + i] = tile[i];
-    __syncthreads();  // the tile is free again (step 3 may sort a second leaf with it)
-}
-
-// ---------------------------------------------------------------------------------------
-// Step 1: the host drives.
+// Step 1: the host drives, a launch per segment.
 // ---------------------------------------------------------------------------------------
 
 // Slow before: std::sort on one CPU core: about n log2 n comparisons, one after the other.
@@ -175,15 +25,14 @@ __device__ void sort_leaf(const Key* from, Key* keys, Segment segment) {
 // launches one grid per segment and must read the counts back to know the next segments.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) partition_kernel(const Key* src, Key* dst, Key* keys, Segment segment,
-                                                             PartitionCounters* counters) {
-    partition_segment<kThreads>(src, dst, keys, segment, counters);
+                                                             PartitionCounters* counters, SortWorkspace workspace) {
+    partition_segment<kThreads>(src, dst, keys, segment, counters, workspace);
 }
 
-// The leaves step 1 collected, one block each: leaf blockIdx.x is sorted into `keys`.
+// The leaves listed by steps 1, 2 and 5, one block each: leaf blockIdx.x is sorted into `keys`.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) sort_leaves_kernel(Key* keys, const Key* scratch, const Leaf* leaves) {
-    const Leaf leaf = leaves[blockIdx.x];
-    sort_leaf<kThreads>(leaf.in_scratch != 0 ? scratch : keys, keys, {leaf.begin, leaf.count});
+    sort_listed_leaf<kThreads>(keys, scratch, leaves[blockIdx.x]);
 }
 
 // Level by level: every segment of the level that is larger than a leaf gets its own partition
@@ -214,8 +63,8 @@ void host_driven_quicksort(Key* keys, std::size_t count, SortWorkspace workspace
         }
         CUDA_CHECK(cudaMemset(workspace.counters, 0, partitioned.size() * sizeof(PartitionCounters)));
         for (std::size_t i = 0; i < partitioned.size(); ++i) {
-            partition_kernel<kPartitionThreads><<<cl::blocks_for(partitioned[i].count, kTileKeys), kPartitionThreads>>>(
-                src, dst, keys, partitioned[i], workspace.counters + i);
+            partition_kernel<kPartitionThreads><<<tiles_of(partitioned[i].count), kPartitionThreads>>>(
+                src, dst, keys, partitioned[i], workspace.counters + i, workspace);
             CUDA_CHECK_LAUNCH();
         }
         found.resize(partitioned.size());
@@ -241,17 +90,83 @@ void host_driven_quicksort(Key* keys, std::size_t count, SortWorkspace workspace
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 2: the device launches the children.
+// Step 2: the host drives, a launch per level.
 // ---------------------------------------------------------------------------------------
 
-// A leaf of step 2: one block sorts `segment` from `from` into `keys`.
+// What the last block of a segment does with the two halves in a level's grid (steps 2 and 5): a
+// half larger than a leaf goes to the next level's table if `may_split`; otherwise, and a leaf
+// always, it goes to the leaf list, with the buffer its keys are in now (dst). Every thread of
+// the block calls it (push_segment is the whole block's work; push_leaf is one thread's).
+template <int kThreads>
+__device__ void hand_on_halves(Segment segment, const PartitionOutcome& outcome, const Key* dst, const Level& next,
+                               bool may_split, const SortWorkspace& workspace) {
+    const Segment halves[2] = {{segment.begin, outcome.less},
+                               {segment.begin + segment.count - outcome.greater, outcome.greater}};
+    for (const Segment& half : halves) {
+        if (half.count > kLeafKeys && may_split) {
+            push_segment<kThreads>(next, half);
+        } else if (half.count > 0 && threadIdx.x == 0) {
+            push_leaf(half, dst == workspace.scratch, workspace);
+        }
+    }
+}
+
+// Slow before: a launch per segment, issued one by one by the host: about 6000 launches for 2^24
+// keys, most of them grids of a few blocks that leave the GPU nearly idle.
+// Fixes: one grid per level partitions every segment of the level: each block looks its segment
+// up in the level's table, and the last block of each segment appends the halves to the next
+// level's table (or, unless may_split, to the leaves). The host launches about 16 grids and reads
+// back one number per level.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads) partition_level_kernel(const Key* src, Key* dst, Key* keys, Level level,
+                                                                   Level next, bool may_split,
+                                                                   SortWorkspace workspace) {
+    const LevelTile tile = find_tile(level, workspace);
+    const PartitionOutcome outcome =
+        partition_tile<kThreads>(src, dst, keys, tile.segment, tile.tile, tile.tiles, &tile.record->counters);
+    if (!outcome.last_block) return;
+    hand_on_halves<kThreads>(tile.segment, outcome, dst, next, may_split, workspace);
+}
+
+// Level by level, from the host. The launcher has seeded levels[0] (the whole array, `first`
+// tiles) or listed the array as one leaf. Each level's grid has one block per tile; the next
+// level's table must be empty before it starts. Reading the next level's totals back waits for
+// the grid: the round trip. The leaves are sorted at the end, in one launch.
+void host_batched_quicksort(Key* keys, SortWorkspace workspace, LevelTotals first) {
+    Level level = workspace.levels[0];
+    Level next = workspace.levels[1];
+    LevelTotals totals = first;
+    bool in_scratch = false;  // where this level's keys are
+    while (tiles_of(totals) > 0) {
+        const Key* src = in_scratch ? workspace.scratch : keys;
+        Key* dst = in_scratch ? keys : workspace.scratch;
+        CUDA_CHECK(cudaMemsetAsync(next.totals, 0, sizeof(LevelTotals)));
+        partition_level_kernel<kPartitionThreads>
+            <<<tiles_of(totals), kPartitionThreads>>>(src, dst, keys, level, next, true, workspace);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpy(&totals, next.totals, sizeof(LevelTotals), cudaMemcpyDeviceToHost));
+        std::swap(level, next);
+        in_scratch = !in_scratch;
+    }
+    unsigned int leaves = 0;
+    CUDA_CHECK(cudaMemcpy(&leaves, workspace.leaf_count, sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    leaves = std::min(leaves, workspace.leaf_capacity);  // more were recorded as an error
+    if (leaves == 0) return;
+    sort_leaves_kernel<kLeafThreads><<<leaves, kLeafThreads>>>(keys, workspace.scratch, workspace.leaves);
+    CUDA_CHECK_LAUNCH();
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 3: the device launches the children.
+// ---------------------------------------------------------------------------------------
+
+// A leaf of step 3: one block sorts `segment` from `from` into `keys`.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) leaf_kernel(const Key* from, Key* keys, Segment segment) {
     sort_leaf<kThreads>(from, keys, segment);
 }
 
-// Slow before: a host round trip per level, and a host launch per segment: thousands of
-// launches issued one by one, most of them grids of a few blocks on an idle GPU.
+// Slow before: a host round trip per level, in which the host launches each level's grid(s).
 // Fixes: the last block of each partition launches the grids for both halves itself, into the
 // fire-and-forget stream: no host in the loop, and the halves run side by side. Nobody waits
 // for a child (CDP2 has no device-side cudaDeviceSynchronize); the host's launch completes
@@ -261,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) quicksort_device_launched_kernel(Key
                                                                              Segment segment,
                                                                              PartitionCounters* counters,
                                                                              SortWorkspace workspace) {
-    const PartitionOutcome outcome = partition_segment<kThreads>(src, dst, keys, segment, counters);
+    const PartitionOutcome outcome = partition_segment<kThreads>(src, dst, keys, segment, counters, workspace);
     if (!outcome.last_block || threadIdx.x != 0) return;
     const Segment halves[2] = {{segment.begin, outcome.less},
                                {segment.begin + segment.count - outcome.greater, outcome.greater}};
@@ -273,31 +188,16 @@ __global__ void __launch_bounds__(kThreads) quicksort_device_launched_kernel(Key
             PartitionCounters* child = take_counters(workspace);
             if (child == nullptr) return;  // recorded; the harness reports it
             // The child reads the half from dst and writes back into src: the buffers swap.
-            quicksort_device_launched_kernel<kThreads>
-                <<<cl::blocks_for(half.count, kTileKeys), kThreads, 0, cudaStreamFireAndForget>>>(dst, src, keys, half,
-                                                                                              child, workspace);
+            quicksort_device_launched_kernel<kThreads><<<tiles_of(half.count), kThreads, 0, cudaStreamFireAndForget>>>(
+                dst, src, keys, half, child, workspace);
         }
         check_child_launch(workspace.device_error);
     }
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 3: a depth limit, and no launch for a small segment.
+// Step 4: a depth limit, and no launch for a small segment.
 // ---------------------------------------------------------------------------------------
-
-// The fallback at the depth limit: the whole block sorts `segment` in global memory, in
-// place in `keys` (copied there first). Slow for a large segment, but bounded and rare: it
-// only runs where the pivots have split badly depth_limit times in a row.
-template <int kThreads>
-__device__ void sort_segment_in_place(const Key* from, Key* keys, Segment segment) {
-    if (from != keys) {
-        for (unsigned int i = threadIdx.x; i < segment.count; i += kThreads) {
-            keys[segment.begin + i] = __ldcg(from + segment.begin + i);
-        }
-        __syncthreads();
-    }
-    bitonic_sort_block<kThreads>(keys + segment.begin, segment.count);
-}
 
 // Slow before: a grid for every leaf (half of all launches, each for one block that could have
 // been any block), and a recursion as deep as the pivots make it: past 24 levels a launch fails.
@@ -307,7 +207,7 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads) quicksort_bounded_kernel(Key* src, Key* dst, Key* keys, Segment segment,
                                                                      int depth, PartitionCounters* counters,
                                                                      SortWorkspace workspace) {
-    const PartitionOutcome outcome = partition_segment<kThreads>(src, dst, keys, segment, counters);
+    const PartitionOutcome outcome = partition_segment<kThreads>(src, dst, keys, segment, counters, workspace);
     if (!outcome.last_block) return;
     const Segment halves[2] = {{segment.begin, outcome.less},
                                {segment.begin + segment.count - outcome.greater, outcome.greater}};
@@ -318,9 +218,8 @@ __global__ void __launch_bounds__(kThreads) quicksort_bounded_kernel(Key* src, K
             if (half.count <= kLeafKeys) continue;
             PartitionCounters* child = take_counters(workspace);
             if (child == nullptr) break;  // recorded; not return: the block's barriers below need thread 0
-            quicksort_bounded_kernel<kThreads>
-                <<<cl::blocks_for(half.count, kTileKeys), kThreads, 0, cudaStreamFireAndForget>>>(
-                    dst, src, keys, half, depth + 1, child, workspace);
+            quicksort_bounded_kernel<kThreads><<<tiles_of(half.count), kThreads, 0, cudaStreamFireAndForget>>>(
+                dst, src, keys, half, depth + 1, child, workspace);
             check_child_launch(workspace.device_error);
         }
     }
@@ -336,7 +235,40 @@ __global__ void __launch_bounds__(kThreads) quicksort_bounded_kernel(Key* src, K
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 4: adaptive work beyond sorting.
+// Step 5: the device drives, a grid per level.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: step 2's host waits for every level: the level's size travels to the host, and the
+// next grid back, while the GPU idles. Step 4 launches a grid per segment.
+// Fixes: step 2's host loop, run by one thread on the GPU. The driver launches the level's grid
+// (step 2's kernel) into the fire-and-forget stream, then tail-launches itself: the next driver
+// starts once this one and its grid have completed, reads the next level's size where the grid
+// left it, and goes on. The last one launches the leaves. Two launches per level, no host; a
+// tail launch does not nest, so the chain is as long as the levels are many. Past depth_limit
+// levels, large halves go to the leaves (sorted by one block each) instead of another level.
+template <int kThreads>
+__global__ void __launch_bounds__(1) level_driver_kernel(Key* src, Key* dst, Key* keys, Level level, Level next,
+                                                         int depth, SortWorkspace workspace) {
+    const LevelTotals totals = read_totals(level);
+    if (tiles_of(totals) == 0) {
+        const unsigned int leaves = leaves_listed(workspace);
+        if (leaves == 0) return;
+        sort_leaves_kernel<kLeafThreads>
+            <<<leaves, kLeafThreads, 0, cudaStreamFireAndForget>>>(keys, workspace.scratch, workspace.leaves);
+        check_child_launch(workspace.device_error);
+        return;
+    }
+    *next.totals = LevelTotals{};  // the child sees it: written before the launch
+    partition_level_kernel<kThreads><<<tiles_of(totals), kThreads, 0, cudaStreamFireAndForget>>>(
+        src, dst, keys, level, next, depth + 1 < workspace.depth_limit, workspace);
+    check_child_launch(workspace.device_error);
+    // The next level reads what this one writes (dst) and writes back into src.
+    level_driver_kernel<kThreads><<<1, 1, 0, cudaStreamTailLaunch>>>(dst, src, keys, next, level, depth + 1, workspace);
+    check_child_launch(workspace.device_error);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 6: adaptive work beyond sorting.
 // ---------------------------------------------------------------------------------------
 
 // The dwell that every pixel on the border of `rect` has, or kMixedDwell, in every thread of

@@ -29,11 +29,27 @@ struct Saxpy {
     __device__ void operator()(std::size_t i) const { z[i] = a * x[i] + y[i]; }
 };
 
-// One read of `in` and one write of `out` per element, as one sweep of the lab's stencil.
-struct Relax {
+// One sweep of the lab's stencil: three reads (the element and its neighbours), one write.
+template <Loads kLoads>
+struct Stencil {
     const float* in;
     float* out;
-    __device__ void operator()(std::size_t i) const { out[i] = kRelaxScale * in[i] + kRelaxShift; }
+    std::size_t count;
+    float centre_weight;
+    float side_weight;
+    __device__ float load(std::size_t i) const {
+        if constexpr (kLoads == Loads::read_only) {
+            return __ldg(in + i);
+        } else {
+            return in[i];
+        }
+    }
+    __device__ void operator()(std::size_t i) const {
+        const float centre = load(i);
+        const float left = i > 0 ? load(i - 1) : centre;
+        const float right = i + 1 < count ? load(i + 1) : centre;
+        out[i] = centre_weight * centre + side_weight * (left + right);
+    }
 };
 
 template <class Op>
@@ -50,8 +66,13 @@ void launch_saxpy(const float* x, const float* y, float* z, std::size_t count, f
     launch_elementwise(count, Saxpy{x, y, z, a}, stream);
 }
 
-void launch_relax(const float* in, float* out, std::size_t count, cudaStream_t stream) {
-    launch_elementwise(count, Relax{in, out}, stream);
+void launch_stencil(const float* in, float* out, std::size_t count, float centre, float side, Loads loads,
+                    cudaStream_t stream) {
+    if (loads == Loads::read_only) {
+        launch_elementwise(count, Stencil<Loads::read_only>{in, out, count, centre, side}, stream);
+    } else {
+        launch_elementwise(count, Stencil<Loads::plain>{in, out, count, centre, side}, stream);
+    }
 }
 
 }  // namespace probe

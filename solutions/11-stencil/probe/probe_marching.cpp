@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // probe_marching: a measurement for instructors, not a test. It times the reference solution's
-// marching-planes kernels (steps 4 and 5b) on the lab's 512^3 grid in many shapes in one run, so
+// marching-planes kernels (steps 4, 5b and 6) on the lab's 512^3 grid in many shapes in one run, so
 // that the shapes in labs/11-stencil/stencil_constants.cuh can be chosen from numbers measured on
 // the course's GPU: rows per thread, threads per block, planes loaded ahead (the register queue's
 // depth), resident blocks per SM (the register cap), and the slab length. It lives beside the
@@ -16,8 +16,8 @@
 // ahead: planes whose loads are in flight while one is computed; queue: registers per point;
 // regs and local (bytes of local memory per thread: spills) from the compiler; blk/SM and occ
 // from the occupancy API; KiB/SM: the loads in flight per SM the shape promises (resident threads
-// x ahead x (rows + halo points per thread) x 4 bytes); planes: planes per block, * where it is
-// the launchers' choice; blocks: the grid.
+// x ahead x (rows + halo points per thread) x 4 bytes; for step 6, resident blocks x ahead x the
+// bytes of a stage); planes: planes per block, * where it is the launchers' choice; blocks: the grid.
 //
 // Usage: probe_marching   (no options; about 5 s on an H100; exit 0 when every check passed)
 #include "probe_marching.hpp"
@@ -65,7 +65,9 @@ std::string resource_cells(const Config& c) {
         const cl::KernelResources r = c.resources();
         const std::string local = c.local_bytes != nullptr ? fmt::format("{}", c.local_bytes()) : "";
         std::string in_flight;
-        if (c.rows > 0) {
+        if (c.in_flight_bytes_per_block > 0) {
+            in_flight = fmt::format("{:.0f}", r.blocks_per_sm * c.in_flight_bytes_per_block / 1024.0);
+        } else if (c.rows > 0) {
             in_flight = fmt::format("{:.0f}", static_cast<double>(r.blocks_per_sm) * r.threads_per_block * c.ahead *
                                                   (c.rows + c.halo_per_thread) * 4.0 / 1024.0);
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// probe_marching: the reference solution's marching kernels in many shapes, and the lab's first
-// marching kernel as the baseline (see probe_marching.cpp for what the probe prints).
+// probe_marching: the reference solution's marching kernels in many shapes (registers, steps 4
+// and 5b; shared-memory stages, step 6), and the lab's first marching kernel as the baseline (see
+// probe_marching.cpp for what the probe prints).
 #include "../stencil.cu"  // the reference kernels and the given launchers, in this translation unit
 
 #include "probe_marching.hpp"
@@ -108,6 +109,17 @@ void launch_shape(const float* in, float* out, const float* coefficients, int sl
     CUDA_CHECK_LAUNCH();
 }
 
+// Enqueues one run of kKernel, a staged kernel (step 6) for Tile: as launch_shape, with the ring
+// as dynamic shared memory.
+template <class Tile, auto kKernel>
+void launch_staged_shape(const float* in, float* out, const float* coefficients, int slab) {
+    allow_staged_shared_memory<kKernel, Tile>();
+    copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
+    kKernel<<<grid_for<Tile>(slab), dim3(Tile::kThreadsX, Tile::kThreadsY), Tile::kSharedBytes>>>(in, out, kExtent,
+                                                                                                   slab);
+    CUDA_CHECK_LAUNCH();
+}
+
 template <class Kernel>
 int local_bytes_of(Kernel kernel) {
     cudaFuncAttributes attributes{};
@@ -163,6 +175,36 @@ Config high_order(int slab = 0) {
     return shape<kHighOrderRadius, kShape...>(slab);
 }
 
+// Step 6's kernel (16-byte copies) at one shape: 32 x kThreadRows threads, kRows consecutive rows
+// each, kAhead planes' copies in flight, at least kMinBlocks blocks per SM.
+template <int kRadius, int kRows, int kAhead, int kThreadRows, int kMinBlocks>
+Config staged(int slab = 0) {
+    using Tile = StagedTile<kRadius, kRows, kAhead, kThreadRows, kMinBlocks>;
+    constexpr auto kKernel = stencil_staged_planes_kernel<Tile, 4>;
+    allow_staged_shared_memory<kKernel, Tile>();
+    Config c;
+    c.kernel = kRadius == kStarRadius ? "step 6a: stages, cp.async" : "step 6b: stages, cp.async";
+    c.radius = kRadius;
+    c.tile_x = Tile::kTileX;
+    c.tile_y = Tile::kTileY;
+    c.threads_x = Tile::kThreadsX;
+    c.threads_y = Tile::kThreadsY;
+    c.rows = Tile::kRowsPerThread;
+    c.ahead = Tile::kAhead;
+    c.queue = Tile::kQueuePlanes;
+    c.in_flight_bytes_per_block = static_cast<double>(Tile::kAhead) * Tile::kStagePoints * sizeof(float);
+    c.chosen_slab = slab == 0;
+    c.slab = slab != 0 ? slab
+                       : choose_slab_planes<Tile>(
+                             kExtent, static_cast<int>(cl::resident_blocks(kKernel, Tile::kThreads, Tile::kSharedBytes)));
+    const dim3 grid = grid_for<Tile>(c.slab);
+    c.blocks = static_cast<long long>(grid.x) * grid.y * grid.z;
+    c.launch = launch_staged_shape<Tile, kKernel>;
+    c.resources = [] { return cl::kernel_resources(kKernel, Tile::kThreads, Tile::kSharedBytes); };
+    c.local_bytes = [] { return local_bytes_of(kKernel); };
+    return c;
+}
+
 Config legacy() {
     return marching<LegacyTile, legacy_marching_kernel>("legacy: moves z-1 <- z <- z+1 <- z+2", 0, 1, 4);
 }
@@ -176,8 +218,8 @@ Config lab_step(const char* id) {
         c.radius = step.radius;
         c.step = &step;
         c.resources = step.resources;
-        if (step.marches) {
-            c.slab = marching_slab_planes(kExtent, step.radius);
+        if (step.slab_planes != nullptr) {
+            c.slab = step.slab_planes(kExtent);
             c.chosen_slab = true;
         }
         return c;
@@ -209,11 +251,23 @@ std::vector<Config> configurations() {
     // The register cap: 3 blocks of 256 threads (80 registers), 2 blocks (128).
     c.push_back(star<4, 3, 8, 3>());
     c.push_back(star<4, 6, 8, 2>());
-    // Slab lengths (planes per block) for the 32 x 32 tile, 3 ahead.
+    // Slab lengths (planes per block) for the 32 x 32 tile, 3 ahead (the lab cuts 32).
     c.push_back(star<4, 3>(512));
+    c.push_back(star<4, 3>(256));
     c.push_back(star<4, 3>(128));
     c.push_back(star<4, 3>(64));
-    c.push_back(star<4, 3>(32));
+    c.push_back(star<4, 3>(16));
+    // Step 6a as the lab launches it, then its shapes: planes ahead, rows, threads, blocks per
+    // SM, and the slab length (the lab cuts 32 planes).
+    c.push_back(lab_step("6a"));
+    c.push_back(staged<kStarRadius, 4, 2, 8, 4>());
+    c.push_back(staged<kStarRadius, 4, 4, 8, 4>());
+    c.push_back(staged<kStarRadius, 4, 6, 8, 4>());
+    c.push_back(staged<kStarRadius, 4, 8, 8, 3>());
+    c.push_back(staged<kStarRadius, 2, 6, 16, 2>());
+    c.push_back(staged<kStarRadius, 8, 4, 8, 2>());
+    c.push_back(staged<kStarRadius, 4, 6, 8, 4>(64));
+    c.push_back(staged<kStarRadius, 4, 6, 8, 4>(256));
 
     // 25-point. References: step 5a and step 5b as the lab launches them.
     c.push_back(lab_step("5a"));
@@ -226,8 +280,20 @@ std::vector<Config> configurations() {
     c.push_back(high_order<1, 7, 32>());
     c.push_back(high_order<4, 3, 8, 2>());
     c.push_back(high_order<2, 3, 16, 1>());
+    c.push_back(high_order<2, 3, 16>(512));
     c.push_back(high_order<2, 3, 16>(256));
-    c.push_back(high_order<2, 3, 16>(128));
+    c.push_back(high_order<2, 3, 16>(64));
+    c.push_back(high_order<2, 3, 16>(32));
+    // Step 6b as the lab launches it, then its shapes (the lab cuts 128 planes).
+    c.push_back(lab_step("6b"));
+    c.push_back(staged<kHighOrderRadius, 4, 3, 8, 2>());
+    c.push_back(staged<kHighOrderRadius, 4, 4, 8, 2>());
+    c.push_back(staged<kHighOrderRadius, 4, 6, 8, 2>());
+    c.push_back(staged<kHighOrderRadius, 4, 8, 8, 2>());
+    c.push_back(staged<kHighOrderRadius, 2, 6, 16, 2>());
+    c.push_back(staged<kHighOrderRadius, 8, 4, 8, 2>());
+    c.push_back(staged<kHighOrderRadius, 4, 6, 8, 2>(64));
+    c.push_back(staged<kHighOrderRadius, 4, 6, 8, 2>(512));
     return c;
 }
 

@@ -16,7 +16,7 @@ inline constexpr Extent kExtent{512, 512, 512};
 
 /// One row of the probe's table: a kernel in one configuration on kExtent.
 struct Config {
-    std::string kernel;  ///< "step 4", "legacy ...", "lab step 2: ..."
+    std::string kernel;  ///< "step 4", "step 6a: ...", "legacy ...", "lab step 2: ..."
     int radius = 0;
     // The marching shape (all 0 for a lab step launched by the lab's own launcher).
     int tile_x = 0, tile_y = 0, threads_x = 0, threads_y = 0;
@@ -24,6 +24,7 @@ struct Config {
     int ahead = 0;   ///< planes whose loads are in flight while one is computed
     int queue = 0;   ///< registers per point (planes)
     double halo_per_thread = 0;
+    double in_flight_bytes_per_block = 0;  ///< step 6: the copies of `ahead` stages; 0: from the registers
     int slab = 0;              ///< planes per block (0: not a marching kernel)
     bool chosen_slab = false;  ///< the launchers' own choice for this shape
     long long blocks = 0;
