@@ -1,9 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""The student edition of the repository: the course without solutions/ and instructor-only files."""
+"""The student edition of the repository: the course without solutions/ and instructor-only files,
+in one of two editions of the starters (docs/authoring.md, "Two editions"):
+
+- standard (the default): every `// HINT(step N): ...` line is dropped from the student files;
+  each TODO states its step's contract, and the sheet is the only guide;
+- guided: the student files as they are in the course, hint lines included.
+
+A hint line is a whole-line comment, so dropping it changes no token the compiler sees: the
+standard edition builds wherever the guided one does. A marker anywhere else (after code, or
+spliced to the line before it by a backslash) is refused, since the line could not be dropped."""
 
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import tarfile
@@ -18,15 +28,62 @@ class ExportError(RuntimeError):
     pass
 
 
-def leaks(course: Course, files: list[str]) -> list[str]:
-    """Edition files identical to a solution file: a solution copied over a starter by mistake."""
+EDITIONS = ("standard", "guided")
+HINT_LINE = re.compile(rb"^[ \t]*//[ \t]*HINT\(step \d+\):")
+HINT_MARKER = re.compile(rb"HINT\(step\b")
+
+
+def student_paths(course: Course) -> set[str]:
+    return {path for lab in course.labs() for path in lab.student_paths()}
+
+
+def edition_bytes(data: bytes, edition: str, where: str = "") -> bytes:
+    """A student file as the edition hands it out: without its hint lines (standard) or as it is
+    (guided). Raises ExportError for a hint marker that is not a whole line of its own."""
+    if edition not in EDITIONS:
+        raise ExportError(f"unknown edition {edition!r}: {' or '.join(EDITIONS)}")
+    kept, previous = [], b""
+    for number, line in enumerate(data.splitlines(keepends=True), 1):
+        if HINT_LINE.match(line):
+            if previous.rstrip(b"\r\n").endswith(b"\\"):
+                raise ExportError(f"{where}:{number}: the line before this HINT ends in a backslash, which splices "
+                                  "the two: the hint cannot be dropped")
+            if edition == "guided":
+                kept.append(line)
+        elif HINT_MARKER.search(line):
+            raise ExportError(f"{where}:{number}: a HINT(step N) marker must open a whole-line comment "
+                              "(`// HINT(step N): ...` on a line of its own)")
+        else:
+            kept.append(line)
+        previous = line
+    return b"".join(kept)
+
+
+def edition_contents(course: Course, files: list[str], edition: str) -> dict[str, bytes]:
+    """The student files of the edition whose bytes differ from the course's (the rest is copied)."""
+    changed = {}
+    for rel in sorted(student_paths(course) & set(files)):
+        data = (course.root / rel).read_bytes()
+        out = edition_bytes(data, edition, rel)
+        if out != data:
+            changed[rel] = out
+    return changed
+
+
+def leaks(course: Course, files: list[str], contents: dict[str, bytes] | None = None) -> list[str]:
+    """Edition files identical to a solution file: a solution copied over a starter by mistake.
+    `contents`: the edition's own bytes of the files it changes (the standard edition's)."""
     solutions = course.root / "solutions"
+    contents = contents or {}
     found = []
     for lab in course.labs():
         for name in lab.student_files:
-            starter, solution = course.root / "labs" / lab.name / name, solutions / lab.name / name
-            if f"labs/{lab.name}/{name}" in files and solution.is_file() and starter.read_bytes() == solution.read_bytes():
-                found.append(f"labs/{lab.name}/{name} is identical to solutions/{lab.name}/{name}")
+            rel = f"labs/{lab.name}/{name}"
+            starter, solution = course.root / rel, solutions / lab.name / name
+            if rel in files and solution.is_file():
+                data = contents.get(rel) or starter.read_bytes()
+                if data == solution.read_bytes():
+                    found.append(f"{rel} is identical to solutions/{lab.name}/{name}")
     return found
 
 
@@ -48,10 +105,17 @@ def file_mode(course: Course, rel: str, executables: set[str]) -> int:
     return 0o755 if executable else 0o644
 
 
-def export(course: Course, exclude: list[str], out: Path, prefix: str = "cuda-labs") -> list[str]:
-    """Writes the edition to a folder, a .zip or a .tar.gz (by out's name). Returns its file list."""
+def export(course: Course, exclude: list[str], out: Path, prefix: str = "cuda-labs",
+           edition: str = "standard") -> list[str]:
+    """Writes the edition (standard or guided) to a folder, a .zip or a .tar.gz (by out's name).
+    Returns its file list."""
     files = course.edition_files(exclude)
-    problems = leaks(course, files)
+    contents = edition_contents(course, files, edition)
+
+    def data_of(rel: str) -> bytes:
+        return contents[rel] if rel in contents else (course.root / rel).read_bytes()
+
+    problems = leaks(course, files, contents)
     if problems:
         raise ExportError("refusing to export: " + "; ".join(problems))
     if any(f.startswith("solutions/") for f in files):
@@ -68,11 +132,11 @@ def export(course: Course, exclude: list[str], out: Path, prefix: str = "cuda-la
                 info.create_system = 3  # Unix: unzip restores the mode bits below
                 info.external_attr = (file_mode(course, rel, executables) | 0o100000) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, (course.root / rel).read_bytes())
+                archive.writestr(info, data_of(rel))
     elif name.endswith((".tar.gz", ".tgz")):
         with tarfile.open(out, "w:gz") as archive:
             for rel in files:
-                data = (course.root / rel).read_bytes()
+                data = data_of(rel)
                 info = tarfile.TarInfo(f"{prefix}/{rel}")
                 info.size, info.mtime = len(data), int(time.time())
                 info.mode = file_mode(course, rel, executables)
@@ -82,6 +146,8 @@ def export(course: Course, exclude: list[str], out: Path, prefix: str = "cuda-la
             raise ExportError(f"{out} exists and is not empty")
         out.mkdir(parents=True, exist_ok=True)
         copy_files(course.root, files, out)
+        for rel, data in contents.items():
+            (out / rel).write_bytes(data)
         for rel in files:
             (out / rel).chmod(file_mode(course, rel, executables))
     return files

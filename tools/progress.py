@@ -4,10 +4,13 @@
 
   progress.py record RESULTS_JSON PROGRESS_JSON   merge one harness run (--results) into the progress file
   progress.py status PROGRESS_JSON COURSE_ROOT    every lab and step: last verdict, best speed, vs the
-                                                  previous step and the roof
+                                                  previous step and the roof; the answers filled
+  progress.py remind LAB PROGRESS_JSON COURSE_ROOT  once per lab: a reminder while the lab's answers
+                                                  file (lab.json's answers_file) has empty predictions
 
 The progress file keeps, per lab and step, the last correctness verdict, the last timed run, and
-the best timed run that passed (per GPU model: a faster GPU is not progress).
+the best timed run that passed (per GPU model: a faster GPU is not progress); and per lab whether
+the answers reminder was shown.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import signal
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import answers_template  # noqa: E402
 
 SCHEMA = "cuda-labs-progress/1"
 TODO = re.compile(r"//\s*TODO\(step (\d+)\):")
@@ -151,6 +157,39 @@ def shown_verdict(entry: dict) -> tuple[str, str]:
     return word, verdict.get("message", "")
 
 
+def answers_line(root: Path, lab: str) -> str | None:
+    """'answers: 2 of 6 (...)' for a lab with an answers file, None for one without."""
+    root = root.resolve()
+    state = answers_template.state(root, lab)
+    if state is None:
+        return None
+    rel = state["file"].relative_to(root).as_posix()
+    if state["missing"]:
+        return f"answers: 0 of {state['total']} ({rel} is missing)"
+    return (f"answers: {state['complete']} of {state['total']} ({rel}; "
+            f"{state['predicted']} of {state['total']} with a prediction)")
+
+
+def remind(lab: str, progress_path: Path, root: Path) -> int:
+    """Prints, once per lab, that the lab's answers file still has empty predictions."""
+    root = root.resolve()
+    state = answers_template.state(root, lab)
+    if state is None or state["total"] == 0 or state["predicted"] >= state["total"]:
+        return 0
+    data = load_progress(progress_path)
+    entry = data["labs"].setdefault(lab, {"steps": {}, "order": []})
+    if entry.get("answers_reminded"):
+        return 0
+    rel = state["file"].relative_to(root).as_posix()
+    empty = state["total"] - state["predicted"]
+    print(f"==> Predict before you measure: {rel} has {empty} of {state['total']} core questions without a "
+          f"prediction.\n    Write each prediction before you run its experiment, then fill in 'After measuring'; "
+          f"you hand the file in.\n    (Said once per lab; `./lab status` counts your answers.)")
+    entry["answers_reminded"] = now()
+    save_progress(progress_path, data)
+    return 0
+
+
 def status(progress_path: Path, root: Path) -> int:
     data = load_progress(progress_path)
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -165,8 +204,11 @@ def status(progress_path: Path, root: Path) -> int:
     for name, title in labs:
         lab = data["labs"].get(name)
         print()
+        answers = answers_line(root, name)
         if lab is None or not lab.get("order"):
             print(f"{name}  {title}")
+            if answers:
+                print(f"    {answers}")
             if lab and lab.get("last_skipped"):
                 print(f"    not run yet: built {lab.get('last_run', '')}, but {lab['last_skipped']}")
             else:
@@ -182,6 +224,8 @@ def status(progress_path: Path, root: Path) -> int:
         where = f" on {lab['device']}" if lab.get("device") else ""
         skipped = f" (last run: {lab['last_skipped']})" if lab.get("last_skipped") else ""
         print(f"    {len(passed)} of {len(judged)} steps pass; last run {lab.get('last_run', '?')}{where}{skipped}")
+        if answers:
+            print(f"    {answers}")
         device = lab.get("device", "")
         previous = None
         for step_id in lab["order"]:
@@ -215,6 +259,8 @@ def main(argv: list[str]) -> int:
         return record(Path(argv[1]), Path(argv[2]))
     if len(argv) == 3 and argv[0] == "status":
         return status(Path(argv[1]), Path(argv[2]))
+    if len(argv) == 4 and argv[0] == "remind":
+        return remind(argv[1], Path(argv[2]), Path(argv[3]))
     print(__doc__, file=sys.stderr)
     return 2
 

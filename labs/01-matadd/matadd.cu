@@ -11,53 +11,57 @@ namespace matadd {
 namespace {
 
 // Slow before: the CPU adds one element at a time.
-// Fixes: one GPU thread per element; consecutive threads touch consecutive addresses.
 __global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {
-    // TODO(step 1): compute this thread's global index i from blockIdx.x, blockDim.x and
-    // threadIdx.x (as std::size_t), and set c[i] = a[i] + b[i] when i < count.
-    // Lab sheet: README.md, section 1.
+    // TODO(step 1): c[i] = a[i] + b[i] for every i < count, element i by thread i of the 1-D grid
+    // (counted over the whole grid). The grid is rounded up to whole blocks of 256 threads, so the
+    // last block has threads with no element; count can pass 2^31. Lab sheet: README.md, section 1.
+    // HINT(step 1): i = blockIdx.x * blockDim.x + threadIdx.x, computed in std::size_t (the
+    // HINT(step 1): unsigned int product wraps past 2^32); write only when i < count.
 }
 
 // Slow before: nothing, but a 1-D grid hides the matrix's shape.
-// Fixes: (row, col) from a 2-D grid; x runs along a row, so a warp of a 16 x 16 block covers
-// two rows of 16 consecutive floats: two 64-byte pieces, four 32-byte sectors, none wasted.
 __global__ void add_2d_kernel(const float* a, const float* b, float* c, int rows, int cols) {
-    // TODO(step 2): col from the x dimension, row from the y dimension (block and thread
-    // indices); if both are inside the matrix, add the element at row * cols + col (computed
-    // as std::size_t: rows * cols can pass 2^31). Lab sheet: README.md, section 2.
+    // TODO(step 2): the same sum on a 2-D grid of 16 x 16 blocks: the thread whose position in the
+    // whole grid is col along x and row along y handles element (row, col) of the row-major rows x
+    // cols matrix. The grid is rounded up in both dimensions; rows * cols can pass 2^31.
+    // Lab sheet: README.md, section 2.
+    // HINT(step 2): col = blockIdx.x * blockDim.x + threadIdx.x, row likewise from the y indices;
+    // HINT(step 2): add only when row < rows and col < cols, at the std::size_t index row * cols + col.
 }
 
 // Slow before: -- (this step is slower on purpose).
-// Shows: with x running down a column, a warp's 32 threads are 16 rows (`cols` floats apart)
-// times 2 neighbouring columns: 16 different 32-byte sectors instead of four, 8 bytes used of each.
 __global__ void add_2d_swapped_kernel(const float* a, const float* b, float* c, int rows, int cols) {
-    // TODO(step 3): the same as step 2, but take row from x and col from y. The launcher
-    // already swaps the grid's dimensions to match. Lab sheet: README.md, section 3.
+    // TODO(step 3): step 2 with the roles of x and y swapped: the thread's x index in the grid
+    // gives its row, its y index its column (the launcher swaps the grid's dimensions to match).
+    // Lab sheet: README.md, section 3.
+    // HINT(step 3): only the two index lines of step 2 change.
 }
 
 // Slow before: one 4-byte load per thread, and a grid as large as the matrix.
-// Fixes: 16-byte loads (a quarter of the instructions per byte) and a grid sized to fill
-// the GPU once, each thread looping with the whole grid's stride.
 __global__ void add_grid_stride_vectorized_kernel(const float* a, const float* b, float* c, std::size_t count) {
-    // TODO(step 4): view a, b and c as float4 arrays (the launcher checked that they are
-    // 16-byte aligned); loop v from this thread's global index to count / 4 in steps of the
-    // whole grid (gridDim.x * blockDim.x), adding four floats at a time; then let the same loop
-    // shape handle the last count % 4 elements. Lab sheet: README.md, section 4.
+    // TODO(step 4): (open step: your design) c[i] = a[i] + b[i] for every i < count, as fast as the
+    // memory allows, whatever grid the launcher starts: at most as many blocks of 256 threads as
+    // fit on the GPU at once, never more threads than count / 4 rounded up. a, b and c are 16-byte
+    // aligned (the launcher checks); count is any size, and nothing may be written past
+    // c[count - 1]. Lab sheet: README.md, section 4.
 }
 
 }  // namespace
 
 // Slow before: -- (the harness did all of this for you: common/buffers.hpp, the launchers).
-// Fixes: nothing to speed up: the whole host side in plain runtime calls, every error returned.
 cudaError_t add_matrices(const float* a, const float* b, float* c, int rows, int cols, int threads_per_block,
                          float* kernel_ms) {
-    // TODO(step 5): a, b and c are HOST arrays of rows * cols floats. Allocate three device
-    // arrays (cudaMalloc); copy a and b in (cudaMemcpy); launch add_1d_kernel with
-    // threads_per_block threads per block and enough blocks (ceiling division); check the
-    // launch (cudaGetLastError) and the kernel's execution (cudaDeviceSynchronize); time the
-    // kernel alone with two CUDA events into *kernel_ms; copy c back; free everything, on
-    // every path. Never exit(): return the first error, or cudaSuccess at the end.
+    // TODO(step 5): a, b and c are HOST arrays of rows * cols floats: compute c = a + b on the GPU
+    // with add_1d_kernel at threads_per_block threads per block, and set *kernel_ms to the kernel's
+    // time alone, measured with two CUDA events. Report every error of the launch and of the
+    // kernel's execution: return the first cudaError_t that is not cudaSuccess (or cudaSuccess),
+    // never exit(); free every device array and event on every path out.
     // Lab sheet: README.md, section 5.
+    // HINT(step 5): in order: cudaMalloc three arrays; cudaMemcpy a and b in; create two events and
+    // HINT(step 5): record one; launch with (count + t - 1) / t blocks; cudaGetLastError (the launch);
+    // HINT(step 5): record the other; cudaDeviceSynchronize (the execution); cudaEventElapsedTime;
+    // HINT(step 5): cudaMemcpy c back; then free and destroy what exists, whatever the status.
+    // HINT(step 5): each call runs only while status == cudaSuccess: the first error is the one kept.
     (void)a, (void)b, (void)c, (void)rows, (void)cols, (void)threads_per_block, (void)kernel_ms;  // delete this line
     return cudaSuccess;
 }

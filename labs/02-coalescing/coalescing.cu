@@ -9,39 +9,44 @@ namespace coalescing {
 namespace {
 
 // Slow before: nothing yet; this is the baseline, a plain copy.
-// Shows: what it costs when a warp's 128 bytes start `offset` floats past a 32-byte sector boundary.
 __global__ void copy_with_offset_kernel(const float* in, float* out, std::size_t count, int offset) {
-    // TODO(step 1): compute this thread's global index i (as std::size_t) and, when i < count,
-    // copy in[i + offset] to out[i]. Lab sheet: README.md, section 1.
+    // TODO(step 1): out[i] = in[i + offset] for every i < count, element i by thread i of the 1-D
+    // grid (rounded up to whole blocks); in holds count + offset floats.
+    // Lab sheet: README.md, section 1.
+    // HINT(step 1): the index of lab 01, blockIdx.x * blockDim.x + threadIdx.x in std::size_t, and
+    // HINT(step 1): a guard i < count.
 }
 
 // Slow before: -- (this step is slower on purpose).
-// Shows: a warp whose reads are `stride` floats apart needs up to 32 sectors for 128 useful bytes.
 __global__ void copy_with_stride_kernel(const float* in, float* out, std::size_t count, int stride) {
-    // TODO(step 2): the same index i; when i < count, copy in[i * stride] to out[i].
+    // TODO(step 2): out[i] = in[i * stride] for every i < count, one thread per output element as
+    // in step 1; in holds count * stride floats, and i * stride can pass 2^31.
     // Lab sheet: README.md, section 2.
+    // HINT(step 2): step 1's index and guard; keep i a std::size_t so that i * stride cannot overflow.
 }
 
 // Slow before: -- (the layout the lecture starts from).
-// Shows: each field load is a stride-8 read, and every sector fetched also carries mass and charge.
 __global__ void advance_aos_kernel(const Particle* particles, Position* next, std::size_t count, float dt) {
-    // TODO(step 3): one thread per particle: when i < count, write particles[i]'s position plus
-    // its velocity times dt to next[i]. Lab sheet: README.md, section 3.
+    // TODO(step 3): for every particle i < count, one thread each: next[i] = particles[i]'s
+    // position plus its velocity times dt. Lab sheet: README.md, section 3.
+    // HINT(step 3): const Particle& p = particles[i]; then next[i] = Position{p.x + p.vx * dt, ...}.
 }
 
-// Slow before: step 3 fetches whole 32-byte particles and uses 24 bytes of each.
-// Fixes: one array per field; each load reads 128 contiguous bytes per warp, all of them needed.
+// Slow before: step 3's warps fetch whole 32-byte particles (questions 3.1 and 3.2: what does that cost?).
 __global__ void advance_soa_kernel(ParticleArrays particles, PositionArrays next, std::size_t count, float dt) {
-    // TODO(step 4): the same update with one array per field: next.x[i] from particles.x[i] and
-    // particles.vx[i], and likewise for y and z. Lab sheet: README.md, section 4.
+    // TODO(step 4): step 3's update with one array per field: next.x[i] = particles.x[i] +
+    // particles.vx[i] * dt, and likewise for y and z, for every i < count.
+    // Lab sheet: README.md, section 4.
+    // HINT(step 4): load all six values into local variables before the first store (the sheet's
+    // HINT(step 4): hint says why the order matters).
 }
 
-// Slow before: one 4-byte load in flight per thread: too few bytes on the way to keep HBM busy.
-// Fixes: 16-byte loads (4x the bytes in flight, 1/4 of the instructions), grid-stride over a grid that fills the GPU.
+// Slow before: step 1 at offset 0 is coalesced and still well below the roof (question 1.3 asks why).
 __global__ void copy_vectorized_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t count) {
-    // TODO(step 5): view in and out as float4 arrays; loop v from this thread's global index to
-    // count / 4 in steps of the whole grid (gridDim.x * blockDim.x), copying one float4 per
-    // iteration; then copy the last count % 4 floats with the same loop shape, one float at a time.
+    // TODO(step 5): (open step: your design) out[i] = in[i] for every i < count, as fast as the
+    // memory allows, whatever grid the launcher starts: at most enough blocks to fill every SM
+    // once, never more threads than count / 4 rounded up. in and out are 16-byte aligned (the
+    // launcher checks); count is any size, and nothing may be written past out[count - 1].
     // Lab sheet: README.md, section 5.
 }
 

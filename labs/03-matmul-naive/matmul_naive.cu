@@ -20,37 +20,42 @@ static_assert(kBlockX * kBlockY <= kMaxThreadsPerBlock, "a block holds at most 1
 static_assert(kBlockX % 32 == 0, "keep kBlockX a multiple of the warp size, or a warp spans two rows of the block");
 
 // Slow before: the CPU computes the m * n dot products one after the other.
-// Fixes: one thread per element of C, all of them in a single block (so at most 1024 elements).
 __global__ void matmul_one_block_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
-    // TODO(step 1): there is only one block, so row = threadIdx.y and col = threadIdx.x (the
-    // launcher makes the block n wide and m tall). If the thread is inside C, sum
-    // a[row * k + i] * b[i * n + col] over i in a float register (index with std::size_t),
-    // then store the sum once at c[row * n + col].
+    // TODO(step 1): C = A * B (row-major; A is m x k, B is k x n, C is m x n) with one thread per
+    // element of C, in the single block the launcher starts, n threads wide and m tall: the thread
+    // at x position col and y position row of the block computes element (row, col), the dot
+    // product of row `row` of A and column `col` of B, summed in a float register and stored once.
     // Lab sheet: README.md, section 1.
+    // HINT(step 1): row = threadIdx.y, col = threadIdx.x; sum a[row * k + i] * b[i * n + col] over
+    // HINT(step 1): i < k, then store it at c[row * n + col] (index with std::size_t).
 }
 
 // Slow before: one block holds at most 1024 threads and runs on one SM out of ~100.
-// Fixes: a 2-D grid of blocks covers any m x n and fills every SM (row from x, as in the seed's C[i][j]).
 __global__ void matmul_row_from_x_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
-    // TODO(step 2): row from the x dimension (blockIdx.x * blockDim.x + threadIdx.x), col
-    // from y. The grid has whole blocks, so return when row >= m or col >= n; otherwise the
-    // same dot product as step 1. Lab sheet: README.md, section 2.
+    // TODO(step 2): step 1's product on a 2-D grid of 32 x 8 blocks, x covering the rows: the
+    // thread's x position in the whole grid is its row of C, its y position its column. The grid
+    // has whole blocks, so some threads have no element: they do nothing (no barrier follows, so
+    // they may return early). Lab sheet: README.md, section 2.
+    // HINT(step 2): row = blockIdx.x * blockDim.x + threadIdx.x, col likewise from the y indices;
+    // HINT(step 2): return when row >= m or col >= n; then step 1's dot product.
 }
 
-// Slow before: x ran down a column of C, so each warp load of A touched 32 sectors.
-// Fixes: col from x: per i a warp reads ONE element of A (a broadcast) and 32 neighbours in B, and stores 128 contiguous bytes.
+// Slow before: step 2's mapping of threads to elements (question 2.1 counts the sectors its warps touch).
 __global__ void matmul_row_from_y_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
-    // TODO(step 3): step 2 with the roles swapped: col from x, row from y (the launcher
-    // already swaps the grid's dimensions to match). Lab sheet: README.md, section 3.
+    // TODO(step 3): (open step: your design) C = A * B, every element written once, on the grid the
+    // launcher starts: blocks of 32 x 8 threads, ceil(n / 32) of them along x and ceil(m / 8) along
+    // y, so at least one thread per element; threads without an element write nothing. Which thread
+    // computes which element, and how, is yours: make it fast. Lab sheet: README.md, section 3.
 }
 
 // Slow before: nothing in the GPU's work; for the reader, step 3 spells out row * k + i and takes m, n, k in order.
-// Fixes: a(row, i) with views that carry their own shapes (matrix.cuh), at no cost: the same loads and FMAs as step 3.
 __global__ void matmul_view_kernel(MatrixView<const float> a, MatrixView<const float> b, MatrixView<float> c) {
-    // TODO(step 4): step 3 again, through the views: col from x, row from y as in step 3; return
-    // when the thread is outside c (c.rows x c.cols); sum a(row, i) * b(i, col) over i < a.cols in
-    // a float register, then store c(row, col) = sum. No casts and no m, n, k: the views know their
-    // shapes and do the index arithmetic. Lab sheet: README.md, section 4.
+    // TODO(step 4): your step 3 again, through the views (matrix.cuh): the same grid, the same
+    // threads for the same elements of C and the same order of additions, but every element reached
+    // as a(row, i), b(i, col), c(row, col), with the shapes taken from the views (c.rows, c.cols,
+    // a.cols): no casts and no m, n, k. Lab sheet: README.md, section 4.
+    // HINT(step 4): keep step 3's two index lines; check the thread against c.rows and c.cols; then
+    // HINT(step 4): sum += a(row, i) * b(i, col) for i < a.cols, and c(row, col) = sum.
 }
 
 }  // namespace

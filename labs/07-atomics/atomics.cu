@@ -14,43 +14,46 @@ namespace {
 
 // Slow before: -- (the given racy kernel is fast but wrong: its load, add and store of a
 // bin are three steps, and other threads' steps land in between, so updates are lost).
-// Fixes: atomicAdd does the read-add-write as one indivisible operation at the L2. Correct,
-// but every byte costs one atomic at the L2, and equal bytes queue up on one address.
 __global__ void histogram_global_kernel(const unsigned char* data, std::size_t count, unsigned int* bins) {
-    // TODO(step 1): a grid-stride loop over i (as std::size_t) from this thread's global index
-    // to count, in steps of gridDim.x * blockDim.x; for each byte add 1 to bins[data[i]] with
-    // atomicAdd. The launcher has already zeroed the bins. Lab sheet: README.md, section 1.
+    // TODO(step 1): bins[b] += the number of bytes equal to b in data[0, count), for every b, with
+    // whatever grid the launcher starts (fewer threads than bytes): every byte counted exactly
+    // once, and no update of a bin lost when threads count into it at the same time. The launcher
+    // has already zeroed the bins. Lab sheet: README.md, section 1.
+    // HINT(step 1): a grid-stride loop: i (std::size_t) from blockIdx.x * blockDim.x + threadIdx.x
+    // HINT(step 1): while i < count, i += gridDim.x * blockDim.x; atomicAdd(&bins[data[i]], 1U) per byte.
 }
 
 // Slow before: one global atomic per byte, all of them on 256 addresses in the L2 (on one
 // address when the bytes are equal).
-// Fixes: each block counts into its own histogram in shared memory, with atomics that stay in
-// the SM, and adds its 256 totals to the global bins once, at the end.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) histogram_shared_kernel(const unsigned char* data, std::size_t count,
                                                                      unsigned int* bins) {
-    // TODO(step 2): declare a __shared__ unsigned int histogram of kBins counters; zero it
-    // (the block's threads share the work); __syncthreads(); count this thread's grid-stride
-    // share of the bytes into it with atomicAdd on shared memory; __syncthreads(); then add each
-    // of the block's kBins totals to bins with one global atomicAdd per bin.
-    // Lab sheet: README.md, section 2 (the hints say how to reach CUB's speed).
+    // TODO(step 2): (open step: your design) step 1's result, as fast as you can: bins[b] += the
+    // number of bytes equal to b in data[0, count), for whatever grid the launcher starts (blocks
+    // of kThreads threads, enough to fill the GPU once, sized for 16 bytes per thread). The
+    // launcher has zeroed the bins; data is 16-byte aligned (it checks); count is any size, and
+    // nothing is read past data[count - 1]. Lab sheet: README.md, section 2.
 }
 
 // Slow before: two launches (reduce_two_launches in baselines.cu): the second cannot start
 // before the first has drained, and each launch costs microseconds of overhead.
-// Fixes: one launch. Each block publishes its partial sum, fences, and takes a ticket from a
-// counter; the block that draws the last ticket sums all the partials.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) reduce_single_pass_kernel(const int* input, std::size_t count,
                                                                        int* partials, unsigned int* blocks_done,
                                                                        int* sum) {
-    // TODO(step 3): sum this thread's grid-stride share of input, then the block's sum with
-    // block_sum<kThreads>(value) (block_sum.cuh; the result is in thread 0). Thread 0 writes it
-    // to partials[blockIdx.x], calls __threadfence(), takes a ticket with
-    // atomicInc(blocks_done, gridDim.x - 1) and records in a __shared__ bool whether its ticket
-    // was the last one (gridDim.x - 1). After a __syncthreads(), the last block alone sums
-    // partials[0 .. gridDim.x) with block_sum and writes *sum. blocks_done must be 0 again when
-    // the kernel ends (atomicInc's wrap-around does that). Lab sheet: README.md, section 3.
+    // TODO(step 3): *sum = the sum of input[0, count) in this one launch: each block publishes its
+    // partial sum in partials[blockIdx.x] and takes a ticket from the counter blocks_done; the
+    // block that draws the last ticket sums partials[0 .. gridDim.x) and writes *sum. Must hold:
+    // that block reads every other block's partial as written (the memory model promises it only
+    // with fences: the sheet's section 3); every thread of a block calls block_sum<kThreads>
+    // (block_sum.cuh) together; blocks_done is 0 again when the kernel ends (the harness launches
+    // twice on the same counter). Lab sheet: README.md, section 3.
+    // HINT(step 3): each thread sums its grid-stride share; block_sum gives the block's sum in thread 0.
+    // HINT(step 3): thread 0: partials[blockIdx.x] = the sum; __threadfence(); ticket =
+    // HINT(step 3): atomicInc(blocks_done, gridDim.x - 1) (it wraps to 0 at the last ticket); a __shared__
+    // HINT(step 3): bool records ticket == gridDim.x - 1, and then the last block's thread 0 fences again.
+    // HINT(step 3): __syncthreads(); all blocks but the last return; the last one sums the partials
+    // HINT(step 3): (a loop, then block_sum), and its thread 0 writes *sum.
 }
 
 }  // namespace
