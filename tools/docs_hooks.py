@@ -7,7 +7,20 @@ Before every build:
 - makes the lab sheets, labs/NN-name/README.md, into site pages docs/sheets/NN-name.md
   (git-ignored), with their relative links rewritten for the site.
 
-On every page:
+With the site's files: KaTeX (Debian's libjs-katex, /usr/share/javascript/katex) is copied into
+the site as assets/katex/, so that formulas render offline; without it the build fails.
+
+On every page, so that what renders on GitHub renders the same on the site (see
+tools/site_markdown.py for each rule):
+- `<details>` hints get their Markdown processed; a list right after a line of text ("Questions:"
+  then "1. ...") becomes a list; a nested list indented by two spaces nests;
+- a step table in a block of plain output (harness output, an inspection transcript) becomes an
+  HTML table that scrolls inside itself, with the text around it kept;
+- a lettered questions paragraph ("**Questions.** (a) ... (b) ...") becomes a list;
+- a shell command or a short plain block wider than the page wraps instead of running off;
+- a chapter's or sheet's title gets one separator, "NN · Title" and "Lab NN · Title";
+- in the rendered page, a power written as text (2^28, n^3, (ab)^T) becomes a superscript;
+- `<!-- core-questions: NN-name -->` becomes the questions that lab NN-name's sheet marks "(core)";
 - `<!-- plot: NAME -->` becomes the plot NAME (figures.json names it) with its caption, or nothing
   when its data are missing; a NAME that tools/figures.py does not know fails the build;
 - a lab chapter, docs/labs/NN-name.md, gets the plots of lab NN-name that no marker placed at the
@@ -19,10 +32,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import posixpath
 import re
 import sys
 from pathlib import Path
+
+from mkdocs.structure.files import File
 
 log = logging.getLogger("mkdocs.hooks.course")
 
@@ -31,12 +47,28 @@ DOCS = ROOT / "docs"
 FIGURES = DOCS / "figures"
 SHEETS = DOCS / "sheets"
 DATA = DOCS / "data" / "h100"
+KATEX = Path(os.environ.get("KATEX_DIR", "/usr/share/javascript/katex"))
+KATEX_FILES = ("katex.min.js", "katex.min.css")  # and fonts/*: what the CSS asks for
 LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 PLOT_MARKER = re.compile(r"^[ \t]*<!--\s*plot:\s*([A-Za-z0-9_./-]+)\s*-->[ \t]*$", re.MULTILINE)
 LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]+)(\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 
 _manifest: dict = {"diagrams": {}, "plots": {}, "skipped": {}}
+
+
+def _load(name: str):
+    """A module of tools/ by file (the hook is loaded by path, tools/ is not on sys.path)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+site_markdown = _load("site_markdown")
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -47,11 +79,7 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 
 def _draw_figures() -> dict:
-    spec = importlib.util.spec_from_file_location("course_figures", ROOT / "tools" / "figures.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    code = module.main(["--out", str(FIGURES), "--data", str(DATA), "--quiet"])
+    code = _load("figures").main(["--out", str(FIGURES), "--data", str(DATA), "--quiet"])
     if code != 0:
         raise RuntimeError(f"tools/figures.py failed with exit code {code}")
     return json.loads((FIGURES / "figures.json").read_text(encoding="utf-8"))
@@ -91,12 +119,12 @@ def _rewrite_links(lab: str, markdown: str) -> str:
         # A source file: name it, the reader finds it in the repository.
         return text if text.strip("`") == repo_path else f"{text} (`{repo_path}`)"
 
-    out, fenced = [], False
-    for line in markdown.splitlines(keepends=True):
-        if FENCE.match(line):
-            fenced = not fenced
-        out.append(line if fenced else LINK.sub(replace, line))
-    return "".join(out)
+    # Outside code blocks, a run of lines at a time: a link's text may wrap onto the next line.
+    out = []
+    for is_code, run in site_markdown._split_fences(markdown.split("\n")):
+        text = "\n".join(run)
+        out.append(text if is_code else LINK.sub(replace, text))
+    return "\n".join(out)
 
 
 def _make_sheets() -> None:
@@ -131,6 +159,23 @@ def on_pre_build(config, **kwargs):
     _make_sheets()
 
 
+def on_files(files, config, **kwargs):
+    """KaTeX's script, style sheet and fonts, from the system's package into assets/katex/."""
+    if not (KATEX / "katex.min.js").is_file():
+        log.warning("KaTeX is missing (no %s/katex.min.js): formulas would not render. Install "
+                    "Debian's libjs-katex (apt-get install libjs-katex) or set KATEX_DIR", KATEX)
+        return files
+    wanted = list(KATEX_FILES) + sorted(f"fonts/{font.name}" for font in (KATEX / "fonts").iterdir()
+                                         if font.suffix in (".woff2", ".woff", ".ttf"))
+    for name in wanted:
+        asset = File(name, str(KATEX), config["site_dir"], config["use_directory_urls"])
+        asset.dest_path = f"assets/katex/{name}"
+        asset.abs_dest_path = str(Path(config["site_dir"]) / asset.dest_path)
+        asset.url = asset.dest_path
+        files.append(asset)
+    return files
+
+
 def _figure_markdown(name: str, page_path: str) -> str:
     entry = _manifest["plots"][name]
     base = posixpath.dirname(page_path)
@@ -138,8 +183,7 @@ def _figure_markdown(name: str, page_path: str) -> str:
     return f"![{entry['alt']}]({src})\n\n*{entry['caption']}*\n"
 
 
-def on_page_markdown(markdown, page, config, files, **kwargs):
-    path = page.file.src_path.replace("\\", "/")
+def _place_plots(markdown: str, path: str) -> str:
     placed = set()
 
     def replace(match: re.Match) -> str:
@@ -184,3 +228,34 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         log.info("%s: no '## Measured' or '## Inspect' section: its plots are not shown", path)
         return markdown
     return "\n".join(lines[:at] + ["", block] + lines[at:])
+
+
+CORE_MARKER = re.compile(r"<!--\s*core-questions:\s*(\d\d-[a-z0-9-]+)\s*-->")
+
+
+def _core_questions(match: re.Match) -> str:
+    """The questions a lab's sheet marks "(core)" (tools/check_labs.py reads them), for the plan
+    on the instructors' page."""
+    lab = match.group(1)
+    sheet = ROOT / "labs" / lab / "README.md"
+    if not sheet.is_file():
+        log.warning("docs: core questions of %s: no labs/%s/README.md", lab, lab)
+        return ""
+    check_labs = _load("check_labs")
+    text = sheet.read_text(encoding="utf-8")
+    finder = getattr(check_labs, "core_questions", None)
+    labels = [q.label for q in finder(text)] if finder else []
+    if not labels:
+        return f"none marked yet: all {len(check_labs.sheet_questions(text))} of the sheet"
+    return ", ".join(labels)
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    path = page.file.src_path.replace("\\", "/")
+    markdown = CORE_MARKER.sub(_core_questions, markdown)
+    markdown = _place_plots(markdown, path)
+    return site_markdown.prepare(markdown, path)
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    return site_markdown.finish_html(html)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The course's figures, written as SVG by hand (Python 3 standard library only).
+"""The course's figures: diagrams written as SVG by hand, plots drawn with matplotlib.
 
 Diagrams are drawn from the rules they illustrate (addresses, banks, tiles, trees, streams), so
-that changing a parameter here changes the picture. Plots are drawn from the harness's results
+that changing a parameter here changes the picture (Python 3 standard library only). Plots are
+drawn by tools/plots.py with matplotlib (Debian's python3-matplotlib) from the harness's results
 files (schema "cuda-labs-results/1", see common/results.cpp) kept in docs/data/h100/NN-name.json;
 a plot whose data are missing is skipped and listed as such, never drawn empty.
 
@@ -16,13 +17,17 @@ its content changes, so that `mkdocs serve` does not rebuild in a loop.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 from xml.sax.saxutils import escape
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plots  # noqa: E402  (tools/plots.py: the plots of measured results)
 
 # --- colours and text ---------------------------------------------------------------------------
 
@@ -583,431 +588,6 @@ def stream_timeline() -> Figure:
 DIAGRAMS: list[Callable[[], Figure]] = [warp_sectors, warp_sectors_swapped, shared_banks, tile_walk,
                                         reduction_trees, kernel_decomposition, stream_timeline]
 
-# --- plots: axes ---------------------------------------------------------------------------------
-
-
-def nice_step(span: float, target_ticks: int = 6) -> float:
-    raw = span / max(1, target_ticks)
-    magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * magnitude:
-            return factor * magnitude
-    return 10 * magnitude
-
-
-def tick_label(value: float) -> str:
-    if value == 0:
-        return "0"
-    if abs(value) >= 1e5 or abs(value) < 1e-3:
-        exponent = math.floor(math.log10(abs(value)))
-        mantissa = value / 10 ** exponent
-        return f"{mantissa:g}e{exponent}"
-    return f"{value:g}"
-
-
-@dataclass
-class Axis:
-    low: float
-    high: float
-    log: bool = False
-    label: str = ""
-    ticks: list[float] = field(default_factory=list)
-
-    def finish(self) -> "Axis":
-        if self.log:
-            low = math.floor(math.log10(self.low))
-            high = math.ceil(math.log10(self.high))
-            self.low, self.high = 10 ** low, 10 ** high
-            # 1, 2, 5 per decade where there are few decades, else the powers of ten only
-            steps = (1, 2, 5) if high - low <= 3 else (1,)
-            self.ticks = [m * 10 ** e for e in range(low, high + 1) for m in steps if m * 10 ** e <= self.high]
-        else:
-            step = nice_step(self.high - self.low)
-            self.low = math.floor(self.low / step) * step
-            self.high = math.ceil(self.high / step) * step
-            count = int(round((self.high - self.low) / step))
-            self.ticks = [self.low + i * step for i in range(count + 1)]
-        return self
-
-    def fraction(self, value: float) -> float:
-        if self.log:
-            return (math.log10(value) - math.log10(self.low)) / (math.log10(self.high) - math.log10(self.low))
-        return (value - self.low) / (self.high - self.low)
-
-
-class Chart:
-    """A plot area with axes, grid and tick labels; data coordinates map into it."""
-
-    def __init__(self, svg: Svg, left: float, top: float, width: float, height: float, x: Axis, y: Axis):
-        self.svg, self.left, self.top, self.width, self.height, self.x, self.y = svg, left, top, width, height, x, y
-
-    def px(self, value: float) -> float:
-        return self.left + self.x.fraction(value) * self.width
-
-    def py(self, value: float) -> float:
-        return self.top + (1 - self.y.fraction(value)) * self.height
-
-    def draw_axes(self, x_ticks: list[tuple[float, str]] | None = None) -> None:
-        svg = self.svg
-        for value in self.y.ticks:
-            y = self.py(value)
-            svg.line(self.left, y, self.left + self.width, y, stroke=GRID, width=0.8)
-            svg.text(self.left - 6, y + 4, tick_label(value), size=10, anchor="end", fill=MUTED)
-        for value, label in x_ticks if x_ticks is not None else [(v, tick_label(v)) for v in self.x.ticks]:
-            x = self.px(value)
-            svg.line(x, self.top, x, self.top + self.height, stroke=GRID, width=0.8)
-            svg.text(x, self.top + self.height + 16, label, size=10, anchor="middle", fill=MUTED)
-        svg.rect(self.left, self.top, self.width, self.height, stroke=INK, width=1.0)
-        svg.text(self.left + self.width / 2, self.top + self.height + 36, self.x.label, size=12, anchor="middle")
-        svg.text(self.left - 48, self.top + self.height / 2, self.y.label, size=12, anchor="middle", rotate=-90)
-
-    def legend(self, entries: list[tuple[str, str, str | None]], x: float | None = None, y: float | None = None):
-        """entries: (label, colour, dash or None); drawn as short lines."""
-        x = self.left + 12 if x is None else x
-        y = self.top + 16 if y is None else y
-        width = max(text_width(label, 11) for label, _, _ in entries) + 44
-        self.svg.rect(x - 6, y - 12, width, 18 * len(entries) + 6, fill="#ffffff", stroke=GRID, opacity=0.9)
-        for i, (label, colour, dash) in enumerate(entries):
-            yy = y + i * 18
-            self.svg.line(x, yy - 4, x + 24, yy - 4, stroke=colour, width=2, dash=dash)
-            self.svg.text(x + 30, yy, label, size=11)
-
-
-# --- plots: the results files ---------------------------------------------------------------------
-
-
-@dataclass
-class LabResults:
-    name: str
-    device: str
-    roof: dict | None
-    steps: list[dict]
-
-    def perf(self, step_id: str) -> dict | None:
-        for step in self.steps:
-            if step.get("id") == step_id and step.get("perf") and step["perf"].get("status") == "passed":
-                return step["perf"]
-        return None
-
-    def variants(self, step_id: str) -> list[dict]:
-        """The step's timed variants that passed, in the order timed, the last of each label kept."""
-        for step in self.steps:
-            if step.get("id") != step_id:
-                continue
-            seen: dict[str, dict] = {}
-            for record in step.get("variants") or []:
-                if record.get("status") == "passed" and record.get("throughput") is not None:
-                    seen.pop(record.get("variant", ""), None)
-                    seen[record.get("variant", "")] = record
-            return list(seen.values())
-        return []
-
-
-def short_device(device: str) -> str:
-    return device.split(" (")[0] if device else "the GPU"
-
-
-def load_results(path: Path) -> LabResults | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("cuda-labs-results/"):
-        return None
-    return LabResults(name=data.get("lab") or path.stem, device=data.get("device") or "", roof=data.get("roof"),
-                      steps=[s for s in data.get("steps") or [] if isinstance(s, dict)])
-
-
-def variant_number(label: str) -> int | None:
-    """The first integer in a variant label ("offset 7" -> 7, "256 threads per block" -> 256)."""
-    digits = ""
-    for ch in label:
-        if ch.isdigit():
-            digits += ch
-        elif digits:
-            break
-    return int(digits) if digits else None
-
-
-def sweep_plot(name: str, lab: LabResults, step_id: str, title: str, x_label: str, model: Callable[[int], float]
-               | None, model_label: str, caption: str, alt: str, log_y: bool = False) -> Figure | str:
-    points = []
-    for record in lab.variants(step_id):
-        x = variant_number(record.get("variant", ""))
-        if x is not None:
-            points.append((x, float(record["throughput"])))
-    if len(points) < 3:
-        return f"no sweep in {lab.name}'s results (step {step_id} has {len(points)} timed variants)"
-    points.sort()
-    unit = lab.perf(step_id)["unit"] if lab.perf(step_id) else "GB/s"
-    roof_value = float(lab.roof["value"]) if lab.roof and lab.roof.get("value") else None
-    roof_name = lab.roof.get("name", "roof") if lab.roof else ""
-    if roof_value and lab.roof.get("unit") != unit:
-        roof_value = None
-    ys = [p[1] for p in points] + ([roof_value] if roof_value else [])
-    if model:
-        ys += [model(x) for x, _ in points]
-    svg = Svg(760, 480, title, alt)
-    x_axis = Axis(min(p[0] for p in points), max(p[0] for p in points), label=x_label)
-    x_axis.ticks = sorted({p[0] for p in points})
-    if log_y:
-        y_axis = Axis(min(ys) * 0.8, max(ys) * 1.2, log=True, label=unit).finish()
-    else:
-        y_axis = Axis(0, max(ys) * 1.08, label=unit).finish()
-    chart = Chart(svg, 80, 50, 640, 300, x_axis, y_axis)
-    labelled = x_axis.ticks if len(x_axis.ticks) <= 17 else x_axis.ticks[::2]
-    chart.draw_axes([(v, str(v)) for v in labelled])
-    svg.text(80, 24, title, size=14, weight="bold")
-    svg.text(80, 40, f"measured on the {short_device(lab.device)}", size=11, fill=MUTED)
-    legend = []
-    if roof_value:
-        svg.line(chart.left, chart.py(roof_value), chart.left + chart.width, chart.py(roof_value), stroke=RED,
-                 width=1.5, dash="6 4")
-        legend.append((f"roof: {roof_name} {roof_value:.0f} {unit}", RED, "6 4"))
-    if model:
-        svg.polyline([(chart.px(x), chart.py(model(x))) for x, _ in points], stroke=MUTED, width=1.5, dash="3 3")
-        legend.append((model_label, MUTED, "3 3"))
-    svg.polyline([(chart.px(x), chart.py(y)) for x, y in points], stroke=BLUE, width=2)
-    for x, y in points:
-        svg.circle(chart.px(x), chart.py(y), 3, fill=BLUE)
-    legend.append(("measured", BLUE, None))
-    chart.legend(legend, x=chart.left + 6, y=chart.top + chart.height + 60)
-    return Figure(name, alt, caption, svg)
-
-
-def steps_plot(lab: LabResults) -> Figure | str:
-    rows = []
-    for step in lab.steps:
-        perf = step.get("perf")
-        if not perf or perf.get("status") != "passed" or perf.get("percent_of_roof") is None:
-            continue
-        if str(step.get("id")) == "0":  # the CPU reference: a different machine
-            continue
-        rows.append((f"{step.get('id')}  {step.get('name', '')}", float(perf["percent_of_roof"]),
-                     float(perf.get("throughput") or 0), perf.get("unit", "")))
-    if not rows:
-        return f"no timed step passed in {lab.name}'s results"
-    roof = lab.roof or {}
-    label_w = max(text_width(r[0], 11) for r in rows) + 16
-    left = 20 + label_w
-    bar_h = 22.0
-    top = 56.0
-    width = left + 420 + 150
-    height = top + len(rows) * (bar_h + 8) + 56
-    title = f"{lab.name}: each step's share of its roof"
-    svg = Svg(width, height, title, f"Horizontal bars, one per step of lab {lab.name}, the length being the step's "
-              f"throughput as a percentage of the roof measured in the same run.")
-    high = max(110.0, max(r[1] for r in rows) * 1.08)
-    axis = Axis(0, high, label="% of the roof").finish()
-    chart = Chart(svg, left, top, 420, len(rows) * (bar_h + 8), axis, Axis(0, 1))
-    for value in axis.ticks:
-        x = chart.px(value)
-        svg.line(x, top, x, top + chart.height, stroke=GRID, width=0.8)
-        svg.text(x, top + chart.height + 16, f"{value:g}%", size=10, anchor="middle", fill=MUTED)
-    svg.text(left + 210, top + chart.height + 36, "% of the roof measured in the same run", size=11,
-             anchor="middle")
-    for i, (label, percent, throughput, unit) in enumerate(rows):
-        y = top + i * (bar_h + 8) + 4
-        svg.text(left - 8, y + bar_h / 2 + 4, label, size=11, anchor="end")
-        svg.rect(left, y, chart.px(percent) - left, bar_h, fill=LIGHT_BLUE, stroke=BLUE, width=1.0)
-        svg.text(chart.px(percent) + 6, y + bar_h / 2 + 4, f"{percent:.1f}%  ({throughput:.4g} {unit})", size=10)
-    svg.line(chart.px(100), top - 6, chart.px(100), top + chart.height, stroke=RED, width=1.5, dash="6 4")
-    svg.text(20, 22, title, size=14, weight="bold")
-    roof_text = (f"roof: {roof.get('name', '?')}, {float(roof['value']):.4g} {roof.get('unit', '')}"
-                 if roof.get("value") else "roof: as measured for each step")
-    svg.text(20, 40, f"{short_device(lab.device)}; {roof_text}", size=11, fill=MUTED)
-    return Figure(f"plots/{lab.name}-steps", f"Each step of lab {lab.name} as a percentage of its roof",
-                  f"Every timed step of lab {lab.name} that passed, as a share of the roof measured in the same "
-                  f"run on the {short_device(lab.device)} (the table's \"% roof\" column).", svg)
-
-
-def block_size_plot(lab: LabResults) -> Figure | str:
-    series = []
-    for step in lab.steps:
-        points = []
-        for record in lab.variants(str(step.get("id"))):
-            threads = variant_number(record.get("variant", ""))
-            if threads:
-                points.append((threads, float(record["throughput"])))
-        if len(points) >= 2:
-            series.append((f"{step.get('id')} {step.get('name', '')}", sorted(points)))
-    if not series:
-        return f"no per-block-size variants in {lab.name}'s results"
-    sizes = sorted({x for _, pts in series for x, _ in pts})
-    ys = [y for _, pts in series for _, y in pts]
-    roof = lab.roof or {}
-    if roof.get("value"):
-        ys.append(float(roof["value"]))
-    title = f"{lab.name}: GB/s of each step at each block size"
-    svg = Svg(820, 460, title, "One line per step: the throughput at each number of threads per block.")
-    x_axis = Axis(min(sizes), max(sizes), log=True, label="threads per block")
-    x_axis.low, x_axis.high = min(sizes) / 1.15, max(sizes) * 1.15
-    y_axis = Axis(0, max(ys) * 1.08, label="GB/s").finish()
-    chart = Chart(svg, 80, 50, 460, 340, x_axis, y_axis)
-    chart.draw_axes([(s, str(s)) for s in sizes])
-    svg.text(80, 24, title, size=14, weight="bold")
-    svg.text(80, 40, f"measured on the {short_device(lab.device)}", size=11, fill=MUTED)
-    legend = []
-    if roof.get("value"):
-        v = float(roof["value"])
-        svg.line(chart.left, chart.py(v), chart.left + chart.width, chart.py(v), stroke=RED, width=1.5, dash="6 4")
-        legend.append((f"roof: {roof.get('name', '')}", RED, "6 4"))
-    for i, (label, pts) in enumerate(series):
-        colour = SERIES[i % len(SERIES)]
-        svg.polyline([(chart.px(x), chart.py(y)) for x, y in pts], stroke=colour, width=2)
-        for x, y in pts:
-            svg.circle(chart.px(x), chart.py(y), 3, fill=colour)
-        legend.append((label[:38], colour, None))
-    chart.legend(legend, x=chart.left + chart.width + 20, y=chart.top + 10)
-    return Figure(f"plots/{lab.name}-block-sizes", f"Throughput of each step of lab {lab.name} against the block size",
-                  "The table's @N columns drawn as lines: each step's GB/s at each number of threads per block, "
-                  "against the roof measured in the same run.", svg)
-
-
-# The roofline: arithmetic intensity (flops per byte of compulsory DRAM traffic) of the steps whose
-# work is floating-point arithmetic. For GB/s tables the intensity converts the counted bytes into
-# flops; for GFLOP/s tables the throughput is already flops and the intensity places the point.
-# Keep in step with the labs' problem sizes (stated in their chapters).
-GEMM_4096 = 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)  # 682.7 flop/B: a, b read once, c written once
-ROOFLINE_POINTS: dict[str, dict[str, float]] = {
-    # 1 add per 12 bytes (two floats read, one written)
-    "01-matadd": {"1": 1 / 12, "2": 1 / 12, "3": 1 / 12, "4": 1 / 12},
-    # the particle update: 3 FMA (6 flops) per 36 counted bytes
-    "02-coalescing": {"3": 6 / 36, "4": 6 / 36},
-    # step 1 at 32 x 4096 x 32, steps 2 and 3 at 4096^3
-    "03-matmul-naive": {"1": 2 * 32 * 4096 * 32 / (4 * (32 * 4096 * 2 + 32 * 32)), "2": GEMM_4096, "3": GEMM_4096, "4": GEMM_4096},
-    "04-matmul-tiled": {str(s): GEMM_4096 for s in range(1, 7)},
-    # 2^17 bodies, 20 flops per interaction; per body 16 bytes read (position, mass), 12 written
-    "08-nbody": {str(s): 20 * 2 ** 17 / 28 for s in range(1, 6)},
-    # 1 + 9R flops per point (centre product, then per axis and distance one add and one FMA), 8 bytes
-    "11-stencil": {"1": 10 / 8, "2": 10 / 8, "3": 10 / 8, "4": 10 / 8, "5": 37 / 8},
-}
-
-
-def roofline_plot(labs: dict[str, LabResults]) -> Figure | str:
-    memory = None
-    for name in ("01-matadd", "02-coalescing", "05-transpose", "11-stencil"):
-        lab = labs.get(name)
-        if lab and lab.roof and lab.roof.get("unit") == "GB/s" and lab.roof.get("value"):
-            memory = (float(lab.roof["value"]), lab.roof.get("name", "memcpy"), lab.device)
-            break
-    compute = None
-    lab = labs.get("08-nbody")
-    if lab and lab.roof and lab.roof.get("unit") == "GFLOP/s" and lab.roof.get("value"):
-        compute = (float(lab.roof["value"]), lab.roof.get("name", "FP32 FMA"))
-    if not memory or not compute:
-        missing = [what for what, have in (("a memory roof (01-matadd)", memory),
-                                            ("the FP32 roof (08-nbody)", compute)) if not have]
-        return "the roofline needs " + " and ".join(missing)
-    points = []
-    for name, intensities in ROOFLINE_POINTS.items():
-        lab = labs.get(name)
-        if not lab:
-            continue
-        for step_id, intensity in intensities.items():
-            perf = lab.perf(step_id)
-            if not perf or perf.get("throughput") is None:
-                continue
-            value = float(perf["throughput"])
-            gflops = value * intensity if perf.get("unit") == "GB/s" else value
-            if perf.get("unit") not in ("GB/s", "GFLOP/s") or gflops <= 0:
-                continue
-            points.append((name, step_id, intensity, gflops))
-    bandwidth, memory_name, device = memory
-    peak, peak_name = compute
-    ridge = peak / bandwidth
-    xs = [p[2] for p in points] + [0.05, ridge * 4, 2e5]
-    ys = [p[3] for p in points] + [peak, 0.05 * bandwidth]
-    title = "Roofline: the steps against the measured memory and FP32 roofs"
-    svg = Svg(880, 520, title, "Log-log plot of GFLOP/s against arithmetic intensity in flops per byte. The roof "
-              "rises with slope one along the measured memory bandwidth until it meets the measured FP32 rate at the "
-              "ridge point; each step of the labs with floating-point work is a point.")
-    x_axis = Axis(min(xs) * 0.7, max(xs) * 1.4, log=True, label="arithmetic intensity (flop per byte of compulsory "
-                  "DRAM traffic)").finish()
-    y_axis = Axis(min(ys) * 0.7, peak * 2, log=True, label="GFLOP/s").finish()
-    chart = Chart(svg, 90, 50, 560, 390, x_axis, y_axis)
-    chart.draw_axes()
-    svg.text(90, 24, title, size=14, weight="bold")
-    svg.text(90, 40, f"{short_device(device)}; memory: {memory_name} {bandwidth:.0f} GB/s; FP32: {peak_name} "
-             f"{peak:.0f} GFLOP/s", size=11, fill=MUTED)
-    roof = [(x_axis.low, x_axis.low * bandwidth), (ridge, peak), (x_axis.high, peak)]
-    start = max(x_axis.low, y_axis.low / bandwidth)
-    roof[0] = (start, start * bandwidth)
-    svg.polyline([(chart.px(x), chart.py(y)) for x, y in roof], stroke=RED, width=2.5)
-    svg.text(chart.px(ridge) + 6, chart.py(peak) - 6, f"ridge: {ridge:.1f} flop/B", size=10, fill=RED)
-    names = sorted({p[0] for p in points})
-    legend = []
-    for i, name in enumerate(names):
-        colour = SERIES[i % len(SERIES)]
-        legend.append((name, colour, None))
-        for lab_name, step_id, x, y in points:
-            if lab_name != name:
-                continue
-            svg.circle(chart.px(x), chart.py(y), 4.5, fill=colour, stroke="#ffffff", width=1)
-        labelled = [p for p in points if p[0] == name]
-        labelled.sort(key=lambda p: p[3])
-        for k, (_, step_id, x, y) in enumerate(labelled):
-            svg.text(chart.px(x) + 7, chart.py(y) + 4 + (k % 2) * 2, step_id, size=9, fill=colour)
-    chart.legend(legend, x=chart.left + chart.width + 24, y=chart.top + 10)
-    svg.text(chart.left + chart.width + 18, chart.top + 30 + 18 * len(legend), "numbers: step ids", size=10,
-             fill=MUTED)
-    return Figure("plots/roofline", "Roofline of the measured memory bandwidth and FP32 rate with every step as a point",
-                  f"The roof is min(FP32 rate, intensity x bandwidth), both measured on the {short_device(device)}. "
-                  "A point's height is the step's measured rate; its distance below the roof is what the step leaves "
-                  "on the table.", svg)
-
-
-def plots(data_dir: Path) -> tuple[list[Figure], dict[str, str]]:
-    labs: dict[str, LabResults] = {}
-    skipped: dict[str, str] = {}
-    for path in sorted(data_dir.glob("[0-9][0-9]-*.json")) if data_dir.is_dir() else []:
-        lab = load_results(path)
-        if lab is None:
-            skipped[path.stem] = f"{path} is not a results file"
-            continue
-        labs[path.stem] = lab
-    figures: list[Figure] = []
-
-    def add(name: str, result: Figure | str) -> None:
-        if isinstance(result, Figure):
-            figures.append(result)
-        else:
-            skipped[name] = result
-
-    for name, lab in labs.items():
-        add(f"plots/{name}-steps", steps_plot(lab))
-    lab = labs.get("02-coalescing")
-    if lab:
-        roof = float(lab.roof["value"]) if lab.roof and lab.roof.get("value") else None
-        add("plots/02-coalescing-offset-sweep", sweep_plot(
-            "plots/02-coalescing-offset-sweep", lab, "1", "Step 1: out[i] = in[i + offset]", "offset (floats)",
-            None, "", "The copy's GB/s at each offset of the read, against the copy roof: nearly flat.",
-            "GB/s of the offset copy at offsets 0 to 32 with the memcpy roof."))
-        add("plots/02-coalescing-stride-sweep", sweep_plot(
-            "plots/02-coalescing-stride-sweep", lab, "2", "Step 2: out[i] = in[i * stride]", "stride (floats)",
-            (lambda s: roof * 8 / (4 + 4 * min(s, SECTOR_FLOATS))) if roof else None,
-            "sector model: 4 B written + 4 min(s, 8) B read per element",
-            "The strided copy's GB/s at each stride, with what whole 32-byte sectors predict: the measured curve "
-            "keeps falling past stride 8, the sign of a larger DRAM fetch.",
-            "GB/s of the strided copy at strides 1 to 32, the sector model and the memcpy roof.", log_y=True))
-    lab = labs.get("05-transpose")
-    if lab:
-        base = lab.variants("5")
-        best = max((float(r["throughput"]) for r in base), default=0.0)
-        add("plots/05-transpose-bank-probe", sweep_plot(
-            "plots/05-transpose-bank-probe", lab, "5", "Step 5: shared-memory reads at word stride s",
-            "stride s (words)", (lambda s: best / math.gcd(s, BANKS) if s else best) if best else None,
-            "bank model: fastest / gcd(s, 32)",
-            "Shared-memory throughput of a warp reading words s apart: every stride with gcd(s, 32) = g > 1 is a "
-            "g-way bank conflict.", "Throughput of the bank-conflict probe at strides 0 to 32 with the gcd model.",
-            log_y=True))
-    lab = labs.get("06-reduction")
-    if lab:
-        add("plots/06-reduction-block-sizes", block_size_plot(lab))
-    add("plots/roofline", roofline_plot(labs))
-    return figures, skipped
-
-
 # --- main -----------------------------------------------------------------------------------------
 
 
@@ -1018,15 +598,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--data", type=Path, default=root / "docs" / "data" / "h100", help="results JSON files")
     parser.add_argument("--quiet", action="store_true", help="print nothing")
     args = parser.parse_args(argv)
+    if importlib.util.find_spec("matplotlib") is None:
+        print(f"tools/figures.py: matplotlib is missing for {sys.executable}: the plots need it "
+              "(Debian: apt-get install python3-matplotlib)", file=sys.stderr)
+        return 2
     diagrams = [make() for make in DIAGRAMS]
-    measured, skipped = plots(args.data)
+    measured, skipped = plots.plots(args.data)
     manifest: dict[str, dict] = {"diagrams": {}, "plots": {}, "skipped": skipped}
-    for kind, figures in (("diagrams", diagrams), ("plots", measured)):
-        for figure in figures:
-            write_if_changed(args.out / f"{figure.name}.svg", figure.svg.render())
-            manifest[kind][figure.name] = {"file": f"{figure.name}.svg", "alt": figure.alt, "caption": figure.caption}
+    for figure in diagrams:
+        write_if_changed(args.out / f"{figure.name}.svg", figure.svg.render())
+        manifest["diagrams"][figure.name] = {"file": f"{figure.name}.svg", "alt": figure.alt, "caption": figure.caption}
+    for plot in measured:
+        write_if_changed(args.out / f"{plot.name}.svg", plot.svg)
+        manifest["plots"][plot.name] = {"file": f"{plot.name}.svg", "alt": plot.alt, "caption": plot.caption,
+                                        "data": plot.data}
     # Plots of an earlier build whose data have gone: remove them, so that no page shows stale numbers.
-    wanted = {f"{f.name}.svg" for f in measured}
+    wanted = {f"{p.name}.svg" for p in measured}
     plot_dir = args.out / "plots"
     if plot_dir.is_dir():
         for old in plot_dir.glob("*.svg"):

@@ -1,18 +1,39 @@
 // SPDX-License-Identifier: MIT
-// Opens every page of the built course site in headless Chromium and checks what a reader would
-// notice: console errors and failed requests, images that do not load or have no size, links and
-// anchors inside the site that lead nowhere, and a site search that does not find what it should.
-// Usage: node check.mjs BASE_URL SITE_DIR   (tools/docs-check.sh serves SITE_DIR at BASE_URL)
+// Opens every page of the built course site in headless Chromium at 1280 x 900 and checks what a
+// reader would notice:
+// - console errors and failed requests; images (SVG included) that do not load or have no size;
+//   links and anchors inside the site that lead nowhere; a site search that does not find what it
+//   should;
+// - Markdown left unrendered: a backtick or "**" in the text outside code (a hint whose Markdown
+//   was not processed), a "Questions" line that is not followed by a list, or that runs its
+//   questions into one paragraph;
+// - formulas left raw: a delimiter (\( \) \[ \] $$ $...$) or a power written as text (2^28) outside
+//   code, a formula KaTeX did not render, or one it could not parse;
+// - a step table of harness output left as preformatted text; an element wider than the window,
+//   unless it is inside a container that scrolls it;
+// - a web address in the text that is not a link; a chapter's or sheet's title without the
+//   course's one separator ("04 · Tiled ...", "Lab 04 · Tiled ...").
+// Usage: node check.mjs BASE_URL SITE_DIR [SCREENSHOT_DIR]   (tools/docs-check.sh serves SITE_DIR
+// at BASE_URL). With SCREENSHOT_DIR, keeps screenshots of five pages there (SHOTS below).
 // Prints the problems, then one verdict line; exits 0 only when there are none.
 import { chromium } from "playwright-core";
-import { readdirSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-const [base, siteDir] = process.argv.slice(2);
+const [base, siteDir, shotDir] = process.argv.slice(2);
 if (!base || !siteDir) {
-  console.error("usage: node check.mjs BASE_URL SITE_DIR");
+  console.error("usage: node check.mjs BASE_URL SITE_DIR [SCREENSHOT_DIR]");
   process.exit(2);
 }
+const width = 1280;
+// Pages to keep a picture of, each scrolled to what it shows (a selector; opened if a <details>).
+const SHOTS = [
+  { name: "1-sheet-hint-and-questions", path: "sheets/09-streams/", selector: "article details" },
+  { name: "2-chapter-table", path: "labs/08-nbody/", selector: ".harness-output" },
+  { name: "3-steps-against-their-roofs", path: "labs/10-unified-memory/", selector: "img[src*='-steps.svg']" },
+  { name: "4-roofline", path: "roofline/", selector: "img[src*='roofline']" },
+  { name: "5-formula", path: "labs/04-matmul-tiled/", selector: "div.arithmatex" },
+];
 const origin = new URL(base).origin;
 const searches = ["coalescing", "marching planes"];
 const problems = [];
@@ -65,13 +86,21 @@ async function checkPage(context, url) {
   if (!response || !response.ok()) problem(where, `the page itself: HTTP ${response ? response.status() : "no response"}`);
   await page.waitForLoadState("networkidle").catch(() => {});
 
-  const images = await page.$$eval("img", (all) =>
-    all.map((img) => ({ src: img.currentSrc || img.src, complete: img.complete, width: img.naturalWidth, height: img.naturalHeight })));
+  const images = await page.$$eval("img", (all) => Promise.all(all.map(async (img) => {
+    const decoded = await img.decode().then(() => true, () => false);
+    return { src: img.currentSrc || img.src, complete: img.complete, decoded, width: img.naturalWidth, height: img.naturalHeight };
+  })));
   for (const img of images) {
-    if (!img.complete || img.width === 0 || img.height === 0) {
+    if (!img.complete || !img.decoded || img.width === 0 || img.height === 0) {
       problem(where, `image did not load or has no size: ${img.src} (${img.width} x ${img.height})`);
     }
   }
+  const svgs = await page.$$eval("article svg", (all) => all.filter((svg) => svg.getClientRects().length > 0)
+    .map((svg) => ({ width: svg.getBoundingClientRect().width, height: svg.getBoundingClientRect().height }))
+    .filter((box) => box.width === 0 || box.height === 0).length);
+  if (svgs > 0) problem(where, `${svgs} inline SVG element(s) drawn with no size`);
+
+  for (const found of await page.evaluate(readerProblems, width)) problem(where, found);
 
   const links = await page.$$eval("a[href]", (all) => all.map((a) => a.href));
   let internal = 0;
@@ -90,6 +119,114 @@ async function checkPage(context, url) {
   }
   await page.close();
   return { images: images.length, links: internal };
+}
+
+// Runs in the page: what a reader would see as broken. Returns one line per problem.
+function readerProblems(width) {
+  const found = [];
+  const article = document.querySelector("article") || document.body;
+  const snippet = (text, at) => JSON.stringify(text.slice(Math.max(0, at - 30), at + 30).replace(/\s+/g, " "));
+  const where = (node) => {
+    const heading = [...article.querySelectorAll("h1, h2, h3")].filter((h) =>
+      h.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+    return heading ? ` (under "${heading.textContent.replace(/¶$/, "").trim().slice(0, 50)}")` : "";
+  };
+  // Text outside code, formulas and pictures.
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT, {
+    acceptNode: (node) => node.parentElement.closest("code, pre, kbd, script, style, svg, textarea, .arithmatex, .katex")
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+  });
+  const rules = [
+    [/`/, "a literal backtick (Markdown left unrendered)"],
+    [/\*\*/, "a literal ** (Markdown left unrendered)"],
+    [/\\[()[\]]|\$\$|\$[^$\s][^$]*\$/, "a raw formula delimiter"],
+    [/[\w)|]\^-?[\w(]/, "a power written as text (a formula left unrendered)"],
+  ];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const [pattern, what] of rules) {
+      const match = pattern.exec(node.textContent);
+      if (match) found.push(`${what}: ${snippet(node.textContent, match.index)}${where(node.parentElement)}`);
+    }
+    const address = /https?:\/\/\S+/.exec(node.textContent);
+    if (address && !node.parentElement.closest("a")) {
+      found.push(`a web address that is not a link: ${snippet(node.textContent, address.index)}${where(node.parentElement)}`);
+    }
+  }
+  // A lab's chapter and sheet: one separator in the title ("04 · Tiled ...", "Lab 04 · Tiled ...").
+  const title = article.querySelector("h1");
+  const kind = /\/(labs|sheets)\/\d\d-/.exec(location.pathname);
+  if (kind && title && !(kind[1] === "labs" ? /^\d\d · \S/ : /^Lab \d\d · \S/).test(title.textContent.trim())) {
+    found.push(`title without the course's separator ("${kind[1] === "labs" ? "NN" : "Lab NN"} · Title"): ${snippet(title.textContent, 0)}`);
+  }
+  // Formulas: every one rendered, none that KaTeX could not parse.
+  for (const formula of article.querySelectorAll(".arithmatex")) {
+    if (!formula.querySelector(".katex")) found.push(`formula not rendered: ${snippet(formula.textContent, 0)}`);
+  }
+  for (const error of article.querySelectorAll(".katex-error")) {
+    found.push(`formula KaTeX could not parse: ${snippet(error.textContent, 0)}${where(error)}`);
+  }
+  // Questions: a "Questions" line is followed by a list and holds nothing else.
+  for (const p of article.querySelectorAll("p")) {
+    const text = p.textContent.trim();
+    const marker = /^Questions?\s*[.:]/.exec(text);
+    if (!marker) continue;
+    const next = p.nextElementSibling;
+    if (text.length > marker[0].length) {
+      found.push(`questions run into one paragraph: ${snippet(text, 0)}${where(p)}`);
+    } else if (!next || !["OL", "UL"].includes(next.tagName)) {
+      found.push(`a "Questions" line not followed by a list${where(p)}`);
+    }
+  }
+  // A step table of harness output shown as preformatted text (wide, and cut off at the box's edge).
+  for (const pre of article.querySelectorAll("pre")) {
+    const lines = pre.textContent.split("\n");
+    const header = lines.findIndex((line, i) => /^step\s{2,}name\s{2,}.*\btime\b/.test(line) && /^-{10,}$/.test(lines[i + 1] || ""));
+    if (header >= 0 && lines.slice(header + 2).some((line) => /^\S+\s.*\d ms\b/.test(line))) {
+      found.push(`a step table left as preformatted text: ${snippet(lines[header], 0)}${where(pre)}`);
+    }
+  }
+  // Nothing wider than the window unless a container scrolls (or clips) it.
+  const page = document.scrollingElement;
+  if (page.scrollWidth > width + 1) found.push(`the page scrolls sideways: ${page.scrollWidth} px wide at ${width} px`);
+  const scrolls = (element) => {
+    for (let up = element.parentElement; up && up !== document.body; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if (["auto", "scroll", "hidden", "clip"].includes(style.overflowX)) return true;
+    }
+    return false;
+  };
+  const wide = [];
+  for (const element of article.querySelectorAll("*")) {
+    const box = element.getBoundingClientRect();
+    if (box.width === 0 || box.right <= width + 1 || scrolls(element)) continue;
+    if (wide.some((outer) => outer.contains(element))) continue;
+    wide.push(element);
+    found.push(`wider than the window (right edge at ${Math.round(box.right)} px), not in a scrolling container: ` +
+      `<${element.tagName.toLowerCase()}${element.className ? ` class="${element.className}"` : ""}>${where(element)}`);
+  }
+  return found;
+}
+
+// Pictures of a few pages, each scrolled to what it shows, for a person to look at.
+async function screenshots(context) {
+  mkdirSync(shotDir, { recursive: true });
+  for (const shot of SHOTS) {
+    const page = await context.newPage();
+    await page.goto(new URL(shot.path, base).href, { waitUntil: "load" });
+    await page.waitForLoadState("networkidle").catch(() => {});
+    {
+      const element = page.locator(shot.selector).first();
+      if (await element.count()) {
+        await element.evaluate((e) => { if (e.tagName === "DETAILS") e.open = true; });
+        await element.evaluate((e) => e.scrollIntoView({ block: "start" }));
+        await page.evaluate(() => window.scrollBy(0, -90)); // below Material's header
+      } else {
+        problem(shot.path || "/", `screenshot: nothing matches ${shot.selector}`);
+      }
+    }
+    await page.screenshot({ path: join(shotDir, `${shot.name}.png`) });
+    await page.close();
+  }
 }
 
 // The site search (Material's, in a web worker over search/search_index.json).
@@ -124,7 +261,7 @@ const browser = await chromium.launch({
 });
 let verdict;
 try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
   const all = pages(siteDir).sort();
   let images = 0;
   let links = 0;
@@ -139,7 +276,10 @@ try {
   };
   await Promise.all(Array.from({ length: 4 }, worker));
   for (const query of searches) await checkSearch(context, query);
-  const summary = `${all.length} pages, ${images} images, ${links} internal links, search for ${searches.map((q) => `"${q}"`).join(" and ")}`;
+  if (shotDir) await screenshots(context);
+  const summary = `${all.length} pages at ${width} px, ${images} images, ${links} internal links, rendered text, ` +
+    `formulas, question lists and widths, search for ${searches.map((q) => `"${q}"`).join(" and ")}` +
+    (shotDir ? `; screenshots in ${shotDir}` : "");
   verdict = problems.length === 0 ? `docs check: PASS (${summary})` : `docs check: FAIL (${problems.length} problem${problems.length === 1 ? "" : "s"}; ${summary})`;
 } catch (error) {
   problems.push(`the check itself: ${error.message}`);
