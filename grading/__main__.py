@@ -152,11 +152,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
     e.add_argument("--course", type=Path, default=DEFAULT_COURSE)
     e.add_argument("--config", type=Path)
     e.add_argument("--out", type=Path, required=True)
+    e.add_argument("--edition", choices=("standard", "guided"), default="standard",
+                   help="standard: the starters without their // HINT(step N): lines (the default); guided: with them")
 
     r = sub.add_parser("build-reference",
                        help="build the reference solutions and the starters once (for a cluster run)")
     _common(r)
     r.add_argument("--reference-dir", type=Path, required=True)
+
+    pr = sub.add_parser("progress", help="a Slurm run's progress from its output folder (submit.sh's OUT_DIR)")
+    pr.add_argument("out", type=Path, help="the OUT_DIR given to grading/slurm/submit.sh")
+    pr.add_argument("--watch", type=float, metavar="SECONDS",
+                    help="print a line every SECONDS until every submission has its grade")
 
     f = sub.add_parser("make-fixtures", help="write the test submissions (from the course's solutions)")
     f.add_argument("--course", type=Path, default=DEFAULT_COURSE)
@@ -289,6 +296,35 @@ def cmd_gradebook(args) -> int:
     return EXIT_OK
 
 
+def slurm_progress(out: Path, now: float | None = None) -> tuple[str, bool]:
+    """The progress line of a Slurm run (grading/slurm/submit.sh) from what its array tasks have
+    written so far: submissions.txt lists the tasks, graded/<id>/summary.json appears as each task
+    ends, and the time left is extrapolated from the time since submissions.txt was written.
+    Returns the line and whether every submission has its grade."""
+    listing = out / "submissions.txt"
+    total = sum(1 for line in listing.read_text(encoding="utf-8").splitlines() if line.strip())
+    done = labs = 0
+    for path in outputs.find_summaries([out / "graded"]) if (out / "graded").is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        done += 1
+        labs += sum(1 for entry in (data.get("labs") or {}).values()
+                    if isinstance(entry, dict) and entry.get("state") not in (None, "not_graded"))
+    elapsed = (time.time() if now is None else now) - listing.stat().st_mtime
+    return progress_line(min(done, total), total, labs, max(elapsed, 0.0)), done >= total
+
+
+def cmd_progress(args) -> int:
+    while True:
+        line, finished = slurm_progress(args.out)
+        print(line, flush=True)
+        if finished or not args.watch:
+            return EXIT_OK
+        time.sleep(max(args.watch, 1.0))
+
+
 def cmd_verify(args) -> int:
     from .verify import verify
     course, config, labs = load(args)
@@ -308,8 +344,8 @@ def cmd_verify(args) -> int:
 def cmd_export(args) -> int:
     course = Course(args.course)
     config = Config.load(args.config or course.root / "grading" / "grading.json")
-    files = export(course, config.student_edition_exclude, args.out)
-    print(f"wrote the student edition ({len(files)} files) to {args.out}")
+    files = export(course, config.student_edition_exclude, args.out, edition=args.edition)
+    print(f"wrote the {args.edition} student edition ({len(files)} files) to {args.out}")
     return EXIT_OK
 
 
@@ -348,7 +384,8 @@ def cmd_fixtures(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     commands = {"grade": cmd_grade, "gradebook": cmd_gradebook, "verify-course": cmd_verify,
-                "export-student": cmd_export, "build-reference": cmd_build_reference, "make-fixtures": cmd_fixtures}
+                "export-student": cmd_export, "build-reference": cmd_build_reference, "make-fixtures": cmd_fixtures,
+                "progress": cmd_progress}
     try:
         return commands[args.command](args)
     except (ConfigError, CourseError, ExportError, SandboxError, OSError, ValueError) as error:

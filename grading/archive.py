@@ -99,8 +99,10 @@ class Reader:
             return
         entry = {"path": text, "size": size, "sha256": None, "data": None}
         base = text.rstrip("/").rsplit("/", 1)[-1]
-        keep = base in self.wanted and size <= self.limits.file_bytes
+        keep = base in self.wanted
         if stream is not None and (keep or size <= self.limits.hash_bytes):
+            # A wanted file larger than file_bytes keeps its first file_bytes (a written answers file
+            # is cut, not dropped); the grader sees from the size that it is only the head.
             cap = max(self.limits.hash_bytes, self.limits.file_bytes if keep else 0)
             digest, kept, seen = hashlib.sha256(), [], 0
             counted = Counted(stream, self.budget)
@@ -110,17 +112,17 @@ class Reader:
                     if seen < size:
                         raise LimitExceeded(f"{text}: the archive is damaged or truncated ({seen} of {size} bytes)")
                     break
+                if keep and seen < self.limits.file_bytes:
+                    kept.append(chunk[: self.limits.file_bytes - seen])
                 seen += len(chunk)
                 if seen > cap:
                     break  # larger than it said: listed, not hashed
                 digest.update(chunk)
-                if keep:
-                    kept.append(chunk)
             entry["size"] = max(size, seen)
             if seen <= cap:
                 entry["sha256"] = digest.hexdigest()
-                if keep and seen <= self.limits.file_bytes:
-                    entry["data"] = base64.b64encode(b"".join(kept)).decode("ascii")
+            if keep:
+                entry["data"] = base64.b64encode(b"".join(kept)).decode("ascii")
         self.entries.append(entry)
 
     # folders: by descriptor, never following a link, iteratively (no depth limit of the stack)

@@ -28,6 +28,7 @@ class Lab:
     student_files: tuple[str, ...]
     harness: str
     student_host_calls: tuple[str, ...] = ()  # runtime functions a student file may call beyond kernel launches
+    answers_file: str = ""  # the student's written answers (lab.json's "answers_file"): read by a person, never built
 
     def student_paths(self) -> list[str]:
         """Repository-relative paths of the files a student edits."""
@@ -58,7 +59,10 @@ def load_lab(lab_dir: Path) -> Lab:
     if not isinstance(calls, list) or not all(isinstance(c, str) and re.fullmatch(r"[A-Za-z_][\w:]*", c) for c in calls):
         raise CourseError(f"{lab_dir}/lab.json: student_host_calls must be a list of function names "
                           "(C names, or qualified C++ names such as cl::Timeline::begin)")
-    return Lab(name, str(data.get("title", "")), tuple(files), harness, tuple(calls))
+    answers = data.get("answers_file", "")
+    if not isinstance(answers, str) or (answers and (not is_safe_relative(answers) or answers in files)):
+        raise CourseError(f"{lab_dir}/lab.json: answers_file must be a relative path that is not a student file")
+    return Lab(name, str(data.get("title", "")), tuple(files), harness, tuple(calls), answers)
 
 
 class Course:

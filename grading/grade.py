@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import dumps, integrity, runner, safeio, sanitizers, sourcecheck
+from . import answers, dumps, integrity, runner, safeio, sanitizers, sourcecheck
 from .archive import Limits
 from .config import Config, parse_size
 from .course import Course, Lab, copy_files
@@ -342,6 +342,7 @@ class Grader:
         self.scratch_root = scratch_root
         self.edition = course.edition_files(config.student_edition_exclude)
         self.given: dict[str, set[str]] = {}
+        self.answer_totals: dict[str, int] = {}
         self.warnings: list[str] = []
         # Run, home and temp folders on a tmpfs of limits.scratch_max, where the grader (root) can
         # mount one; --keep-scratch keeps them on disk instead (a tmpfs would go with its unmount).
@@ -380,6 +381,10 @@ class Grader:
                 grade = LabGrade(lab.name, lab.title, NOT_GRADED, f"grader error: {error!r}")
                 log(f"grader error in {lab.name}: {error!r}")
             grade.seconds = time.monotonic() - lab_start
+            try:
+                grade.answers = self.written_answers(lab, result.taken)
+            except Exception as error:  # never costs the lab its grade
+                log(f"grader error reading the written answers of {lab.name}: {error!r}")
             result.labs.append(grade)
             log(f"{submission_id} {lab.name}: {grade.state} {grade.score:g}/{grade.max_score:g} {grade.reason}",
                 detail=True)
@@ -392,6 +397,19 @@ class Grader:
         result.warnings += [w for w in self.warnings if w not in result.warnings]
         result.seconds = time.monotonic() - start
         return result
+
+    def written_answers(self, lab: Lab, taken: Taken) -> "answers.WrittenAnswers | None":
+        """The lab's written answers, for the TA (never built or run); None where the lab has none."""
+        if not lab.answers_file:
+            return None
+        path = f"labs/{lab.name}/{lab.answers_file}"
+        if lab.name not in self.answer_totals:
+            self.answer_totals[lab.name] = answers.core_total(self.course.root, lab.name)
+        total = self.answer_totals[lab.name]
+        files = taken.labs.get(lab.name)
+        if files is None or files.answers is None:
+            return answers.missing(path, total, files.answers_refused if files else "")
+        return answers.read(path, files.answers, files.answers_size, total)
 
     # --- the pipeline -----------------------------------------------------------------------------
     def grade_lab(self, lab: Lab, taken: Taken, submission_id: str, logs_dir: Path) -> LabGrade:

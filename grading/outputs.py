@@ -54,6 +54,7 @@ def _lab_summary(lab: LabGrade) -> dict:
     return {
         "state": lab.state, "score": lab.score, "max_score": lab.max_score, "reason": lab.reason,
         "seed": lab.seed, "device": lab.device, "review_flags": lab.review_flags,
+        "answers": lab.answers.as_dict() if lab.answers is not None else None,
         "steps": [{"id": s.id, "name": s.name, "correctness": s.correctness_status,
                    "correctness_points": s.correctness_points, "correctness_max": s.correctness_max,
                    "perf": s.perf_status, "time_ms": s.time_ms, "throughput": s.throughput, "unit": s.unit,
@@ -99,6 +100,17 @@ def gradescope(grade, visibility: str = "visible", stdout_visibility: str = "hid
                 "tags": [lab.lab],
                 "visibility": visibility,
             })
+        if lab.answers is not None:
+            tests.append({
+                "name": f"{lab.lab}: written answers (graded by the TA)",
+                "number": f"{lab.lab.split('-', 1)[0]}.answers",
+                "score": 0, "max_score": 0,  # points, if any, are the TA's (a manually graded question)
+                "status": "passed" if lab.answers.handed_in else "failed",
+                "output": "\n".join(_answers_text(lab.answers)),
+                "output_format": "md",
+                "tags": [lab.lab],
+                "visibility": ANSWERS_VISIBILITY,
+            })
     notes = []
     if not grade.complete:
         notes.append("**This grade is incomplete**: some labs could not be graded (see below). No points were "
@@ -136,6 +148,23 @@ def _step_text(lab: LabGrade, step: StepGrade) -> str:
                      + (f", {step.ratio:.2f} x the reference's speed" if step.ratio is not None else ""))
     lines += [f"- {md(r)}" for r in step.reasons]
     return "\n\n".join(lines[:2]) + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")
+
+
+# Gradescope shows a "hidden" test to the course staff only, never to the student: the TA reads the
+# answers there next to the manually graded question that carries their points.
+ANSWERS_VISIBILITY = "hidden"
+
+
+def _answers_text(answers) -> list[str]:
+    """The written answers, inert: the counts and notes escaped, the text in a fence it cannot close."""
+    lines = [f"{md(answers.path)}: {answers.complete} of {answers.total} questions answered (prediction and "
+             f"measurement), {answers.predicted} of {answers.total} with a prediction. No automatic points; the "
+             "file is never built or run." if answers.handed_in else "No written answers."]
+    if answers.notes:
+        lines += ["", *[f"- {md(note)}" for note in answers.notes]]
+    if answers.handed_in:
+        lines += ["", *fenced(answers.text)]
+    return lines
 
 
 # --- Markdown report ------------------------------------------------------------------------------
@@ -184,6 +213,8 @@ def markdown(grade) -> str:
             out += _folded("Build log (end)", lab.build_log)
         elif lab.output and lab.state != NOT_SUBMITTED:
             out += _folded("Harness output (end)", lab.output)
+        if lab.answers is not None:
+            out += ["### Written answers, for the TA", "", *_answers_text(lab.answers), ""]
     taken = grade.taken
     if taken is not None:
         out.append("## The submission")
@@ -272,9 +303,12 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
     of submissions that were not graded at all (a row with empty cells and the reason)."""
     summaries = [s for s in summaries if isinstance(s, dict) and isinstance(s.get("labs", {}), dict)]
     labs = sorted({str(lab) for s in summaries for lab in s.get("labs", {})})
+    answered = sorted({str(lab) for s in summaries for lab, e in s.get("labs", {}).items()
+                       if isinstance(e, dict) and isinstance(e.get("answers"), dict)})
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *labs, "total", "max_total", "complete", "notes"])
+    # The written answers' counts come last, after the columns earlier gradebooks had.
+    writer.writerow(["student", *labs, "total", "max_total", "complete", "notes", *[f"{lab} answers" for lab in answered]])
     for s in sorted(summaries, key=lambda s: str(s.get("submission", ""))):
         row, notes, max_total = [_csv_safe(str(s.get("submission", "")))], [], 0.0
         if s.get("name_note"):
@@ -294,10 +328,21 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
                     notes.append(f"{lab}: {entry.get('reason', '')}")
         row += [_points(s.get("score", 0)), _points(max_total), "yes" if s.get("complete") else "no",
                 _csv_safe("; ".join(notes))]
+        row += [_answers_cell(s.get("labs", {}).get(lab)) for lab in answered]
         writer.writerow(row)
     for name, why in refused:
-        writer.writerow([_csv_safe(name), *([""] * len(labs)), "", "", "no", _csv_safe(why)])
+        writer.writerow([_csv_safe(name), *([""] * len(labs)), "", "", "no", _csv_safe(why), *([""] * len(answered))])
     return buffer.getvalue()
+
+
+def _answers_cell(entry) -> str:
+    """'4 of 6' questions answered (prediction and measurement), 'none' without the file."""
+    answers = entry.get("answers") if isinstance(entry, dict) else None
+    if not isinstance(answers, dict):
+        return ""
+    if not answers.get("handed_in"):
+        return "none"
+    return f"{int(answers.get('complete') or 0)} of {int(answers.get('total') or 0)}"
 
 
 def _csv_safe(text: str) -> str:

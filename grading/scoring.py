@@ -169,6 +169,7 @@ class LabGrade:
     output: str = ""
     review_flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    answers: object = None  # answers.WrittenAnswers where the lab declares an answers file: for the TA, no points
 
     @property
     def score(self) -> float:

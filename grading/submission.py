@@ -84,6 +84,10 @@ class LabFiles:
     files: dict[str, bytes] = field(default_factory=dict)  # student file name -> content
     missing: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # The written answers (lab.json's answers_file): never built; their head, their size, or why refused.
+    answers: bytes | None = None
+    answers_size: int = 0
+    answers_refused: str = ""
 
     @property
     def complete(self) -> bool:
@@ -140,7 +144,7 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], 
     """Reads the lab files of `labs` from the submission (as `reader`, an unprivileged (uid, gid),
     if given) and lists everything it ignores. Never raises on a bad submission: Taken.error says
     what was wrong (and every lab is then graded as unreadable, with that reason)."""
-    wanted = {PurePosixPath(f).name for lab in course.labs() for f in lab.student_files}
+    wanted = {PurePosixPath(f).name for lab in course.labs() for f in (*lab.student_files, lab.answers_file) if f}
     try:
         listing = list_submission(submission, wanted, limits, reader)
     except SubmissionError as error:
@@ -190,10 +194,16 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], 
                 files.problems.append(f"{name}: larger than {MAX_STUDENT_FILE >> 20} MiB")
                 continue
             files.files[name] = data
+        if lab.answers_file:
+            course_path = f"labs/{lab.name}/{lab.answers_file}"
+            student_paths.add(course_path)
+            _take_answers(files, by_course.get(course_path), listing.rejected,
+                          root + (course_path if layout == "repository" else course_path[len("labs/"):]))
         taken.labs[lab.name] = files
 
     edition_set = set(edition)
-    other_student_files = {f"labs/{lab.name}/{f}" for lab in course.labs() for f in lab.student_files}
+    other_student_files = {f"labs/{lab.name}/{f}" for lab in course.labs()
+                           for f in (*lab.student_files, lab.answers_file) if f}
     for entry in listing.entries:
         course_path = to_course.get(entry.path)
         if course_path is None:
@@ -219,6 +229,21 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], 
             for p in missing:
                 taken.note_ignored(f"{p}: missing from the submission; the course's own copy was used")
     return taken
+
+
+def _take_answers(files: LabFiles, entry: Entry | None, rejected: list[str], submitted_path: str) -> None:
+    """The head of the lab's written answers (the reader keeps at most its file limit of any file it
+    wants), or why the file was refused (a link, a hard link, a device: rejected by the reader)."""
+    if entry is not None and entry.data is not None:
+        files.answers, files.answers_size = entry.data, entry.size
+    elif entry is not None:
+        files.answers_refused = "its content could not be read"
+    else:
+        for text in rejected:
+            name, _, why = text.partition(": ")
+            if _normalise(name) == submitted_path:
+                files.answers_refused = why
+                break
 
 
 def _differs(entry: Entry, course_file: Path) -> bool:

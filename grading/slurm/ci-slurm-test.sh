@@ -184,6 +184,8 @@ PY
 if [ -s "$work/out/ungraded.txt" ]; then problems+=("ungraded.txt lists: $(tr '\n' ' ' <"$work/out/ungraded.txt")"); fi
 grep -qs "submissions without a grade: 0" "$work"/out/slurm-logs/grade-collect-*.out \
   || problems+=("the collect job's log does not say 'submissions without a grade: 0'")
+grep -qsE "^3 / 3 submissions, [0-9]+ labs graded, about .+ left$" "$work"/out/slurm-logs/grade-collect-*.out \
+  || problems+=("the collect job's log has no progress line '3 / 3 submissions, ...'")
 if [ ${#problems[@]} -gt 0 ]; then
   fail "$(printf '%s; ' "${problems[@]}")"
 fi

@@ -39,3 +39,4 @@ collect=$(sbatch --parsable "${common[@]}" --job-name grade-collect --time 00:10
   --dependency "afterany:${array%%;*}" --export ALL "$here/collect.sbatch")
 echo "submitted $count submission(s): array job $array, collect job $collect"
 echo "gradebook when done: $out/gradebook.csv"
+echo "progress as the tasks end (k / N submissions, labs graded, time left): ${PYTHON:-python3} -m grading progress $out --watch 60"

@@ -105,6 +105,29 @@ class CliTest(TempDirTest):
             self.assertRegex(lines[-1], r"^\[grading\] alice: 3.5 / 4; 1 / 2 submissions, 2 labs graded, about "
                                         r"\d+ s left$")
 
+    def test_slurm_progress_from_the_array_state(self):
+        import os
+        out = self.tmp / "run"
+        (out / "graded" / "alice").mkdir(parents=True)
+        (out / "graded" / "bob").mkdir(parents=True)  # a task still running: no summary yet
+        (out / "submissions.txt").write_text("/s/alice.zip\n/s/bob.zip\n/s/carol.zip\n")
+        os.utime(out / "submissions.txt", (1000.0, 1000.0))
+        summary = {"labs": {"01-a": {"state": "graded"}, "02-b": {"state": "failed"}, "03-c": {"state": "not_graded"}}}
+        (out / "graded" / "alice" / "summary.json").write_text(json.dumps(summary))
+        from grading.__main__ import slurm_progress
+        line, finished = slurm_progress(out, now=1000.0 + 300.0)
+        self.assertEqual(line, "1 / 3 submissions, 2 labs graded, about 10 min left")
+        self.assertFalse(finished)
+        code, printed, _ = self.run_cli("progress", out)
+        self.assertEqual(code, 0)
+        self.assertRegex(printed.strip(), r"^1 / 3 submissions, 2 labs graded, about .+ left$")
+        for name in ("bob", "carol"):
+            (out / "graded" / name).mkdir(exist_ok=True)
+            (out / "graded" / name / "summary.json").write_text(json.dumps({"labs": {}}))
+        code, printed, _ = self.run_cli("progress", out, "--watch", "1")  # returns at once: all done
+        self.assertEqual(code, 0)
+        self.assertTrue(printed.startswith("3 / 3 submissions, 2 labs graded"), printed)
+
     def test_submission_ids(self):
         self.assertEqual(submission_id(Path("alice smith.tar.gz")), "alice_smith")
         self.assertEqual(submission_id(Path("bob.zip")), "bob")
