@@ -7,6 +7,7 @@ import os
 import subprocess
 import time
 import unittest
+from pathlib import Path
 
 from grading import outputs
 from grading.course import Course
@@ -16,13 +17,19 @@ from grading.tests.test_grade_fake import FakeGradeBase, student
 STEPS = {"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}
 
 
+def plant_secret(tmp: Path) -> Path:
+    """A root-only file that no output of the grader may ever hold."""
+    secret = tmp / "root-only" / "secret.txt"
+    secret.parent.mkdir(mode=0o700)
+    secret.write_text("TOP-SECRET-TOKEN\n")
+    secret.chmod(0o600)
+    return secret
+
+
 class PlantedFilesTest(FakeGradeBase):
     def setUp(self):
         super().setUp()
-        self.secret = self.tmp / "root-only" / "secret.txt"
-        self.secret.parent.mkdir(mode=0o700)
-        self.secret.write_text("TOP-SECRET-TOKEN\n")
-        self.secret.chmod(0o600)
+        self.secret = plant_secret(self.tmp)
 
     def everything_written(self, name="s") -> str:
         out = self.tmp / "out" / name
@@ -94,10 +101,7 @@ class OutsideTheProcessTest(FakeGradeBase):
 
     def setUp(self):
         super().setUp()
-        self.secret = self.tmp / "root-only" / "secret.txt"
-        self.secret.parent.mkdir(mode=0o700)
-        self.secret.write_text("TOP-SECRET-TOKEN\n")
-        self.secret.chmod(0o600)
+        self.secret = plant_secret(self.tmp)
 
     def test_control_characters_reach_no_log_line_csv_cell_or_markdown_line(self):
         import contextlib
