@@ -35,7 +35,8 @@ std::uint64_t hash_text(std::uint64_t hash, std::string_view text) {
     return hash;
 }
 
-std::string json_number(double value) { return std::isfinite(value) ? fmt::format("{:.17g}", value) : "null"; }
+// Full precision (the grader compares sums with the reference's): not results.cpp's six digits.
+std::string json_exact_number(double value) { return std::isfinite(value) ? fmt::format("{:.17g}", value) : "null"; }
 
 }  // namespace
 
@@ -72,8 +73,8 @@ void record_output_sketch(const OutputSketch& sketch) {
     const std::string line = fmt::format(
         R"({{"key": {}, "n": {}, "count": {}, "sums": [{}, {}], "tolerance": {}, "magnitude": {}, "non_finite": {}}})"
         "\n",
-        json_string(dump.key), number, sketch.count, json_number(sketch.signed_sums[0]), json_number(sketch.signed_sums[1]),
-        json_number(sketch.tolerance_sum), json_number(sketch.magnitude_sum), sketch.non_finite);
+        json_string(dump.key), number, sketch.count, json_exact_number(sketch.signed_sums[0]), json_exact_number(sketch.signed_sums[1]),
+        json_exact_number(sketch.tolerance_sum), json_exact_number(sketch.magnitude_sum), sketch.non_finite);
     std::fputs(line.c_str(), dump.file);
     std::fflush(dump.file);
 }

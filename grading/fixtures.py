@@ -240,7 +240,7 @@ __attribute__((weak)) SumCheck check_sum(const float*, std::size_t, std::uint32_
 #include "results.hpp"
 // A weak copy of the harness library's results writer, defined without opening namespace cl.
 __attribute__((weak)) void cl::Results::write(const std::string&) const {}
-''', ("which results.cpp (given) defines too",)),
+''', ("which common/ (given) defines too",)),
     "replace-given-code": ObjectCase(LAB01, '''
 #include "large_case.hpp"
 namespace matadd {

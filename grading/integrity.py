@@ -240,6 +240,18 @@ def _demangled(violations: list[str], tools: Tools) -> list[str]:
 
 
 # --- the starter (trusted, outside the sandbox) -------------------------------------------------------
+UNITY_SOURCE = re.compile(r"-unity\d+\.(cpp|cu|c)$")
+
+
+def given_source_name(entry: objcheck.CompileEntry) -> str:
+    """How a violation names a given object's source: its file name, or for one of meson's unity
+    files (common/ is built as one translation unit) the folder of the library it makes."""
+    name = os.path.basename(entry.source)
+    if UNITY_SOURCE.search(name):
+        return Path(entry.output).parts[0] + "/"
+    return name
+
+
 def starter_facts(build_dir: Path, course_root: Path, lab: Lab) -> Starter:
     """The facts of a finished starter build of `lab` (meson's compile_commands.json names the
     objects)."""
@@ -256,7 +268,7 @@ def starter_facts(build_dir: Path, course_root: Path, lab: Lab) -> Starter:
                 starter.objects[wanted[source]] = objcheck.analyse(path, limit=1 << 40, code_max=1 << 40)
             else:
                 facts = objcheck.analyse(path, limit=1 << 40, code_max=1 << 40)
-                starter.build.add(facts, os.path.basename(entry.source))
+                starter.build.add(facts, given_source_name(entry))
         exe = build_dir / "labs" / lab.name / lab.harness
         if starter.objects:
             starter.executable = objcheck.analyse_executable(exe, limit=1 << 40)

@@ -9,6 +9,7 @@ lab's starter and solution files are compiled and the solutions must pass (objec
 Without a compiler: the reader refuses malformed files with a reason, the preprocessed-source
 checks, the tool time-outs and caps."""
 
+import hashlib
 import os
 import shutil
 import struct
@@ -33,7 +34,12 @@ class LinkedHarnessTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = Path(tempfile.mkdtemp(prefix="integrity-test-"))
+        # One folder per checkout, the same from run to run: the compiler cache then knows each case
+        # (the compile commands name the case's file by its absolute path, as meson names a student's).
+        digest = hashlib.sha1(str(REPO.resolve()).encode()).hexdigest()[:10]
+        cls.tmp = Path(tempfile.gettempdir()) / f"integrity-test-{os.getuid()}-{digest}"
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.tmp.mkdir(mode=0o700)
         cls.course = Course(REPO)
         cls.lab = cls.course.select(["01-matadd"])[0]
         cls.build = LabBuild(cls.tmp / "build", REPO, [cls.lab])
