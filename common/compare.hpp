@@ -4,6 +4,7 @@
 #pragma once
 
 #include "buffers.hpp"
+#include "check_on_device.hpp"
 #include "output_dump.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace cl {
@@ -60,6 +62,25 @@ std::string format_value(double value) {
     } else {
         return fmt::format("{:.0f}", value);
     }
+}
+
+/// A check run on the device (check_on_device.hpp) as the Comparison of `count` elements that the
+/// harness reports: the first wrong value read as "nothing (never written)" when it is the poison.
+template <class T>
+Comparison to_comparison(const DeviceCheck<T>& check, std::size_t count, std::string context) {
+    Comparison result;
+    result.count = count;
+    result.context = std::move(context);
+    result.mismatches = check.wrong;
+    result.unwritten = check.unwritten;
+    if (check.wrong > 0) {
+        result.first_index = check.first_index;
+        result.first_expected = format_value<T>(static_cast<double>(check.first_expected));
+        result.first_got = check.unwritten > 0 && holds_poison(check.first_got)
+                               ? std::string("nothing (never written)")
+                               : format_value<T>(static_cast<double>(check.first_got));
+    }
+    return result;
 }
 
 inline bool within(double expected, double got, Tolerance tolerance) {

@@ -52,6 +52,27 @@ double DeviceInfo::fp32_peak_gflops() const {
     return sm_count * (half_lanes ? 64.0 : 128.0) * 2.0 * sm_clock_khz * 1e3 / 1e9;
 }
 
+double DeviceInfo::fp16_tensor_peak_gflops() const {
+    // Dense FP16-input, FP32-accumulate tensor-core FLOP per clock per SM (an FMA counts 2), from
+    // NVIDIA's architecture whitepapers: Volta (V100: 8 tensor cores x 64 FMA), Turing (8 x 64),
+    // Ampere GA100 (A100: 4 x 256), Ampere GA10x and Ada (4 x 128), Hopper (H100: 4 x 512). GeForce
+    // parts of Turing, GA10x and Ada run FP32 accumulation at half this rate: there the figure is an
+    // upper bound. NVIDIA's datasheet figures use a lower clock than the maximum one used here (the
+    // H100 SXM's 989 TFLOP/s are 132 SMs x 4096 x 1.83 GHz).
+    struct Rate {
+        int major;
+        int minor;
+        double flops_per_clock;
+    };
+    constexpr Rate kRates[] = {{7, 0, 1024}, {7, 5, 1024}, {8, 0, 2048}, {8, 6, 1024}, {8, 9, 1024}, {9, 0, 4096}};
+    for (const Rate& rate : kRates) {
+        if (rate.major == compute_major && rate.minor == compute_minor) {
+            return sm_count * rate.flops_per_clock * sm_clock_khz * 1e3 / 1e9;
+        }
+    }
+    return 0.0;
+}
+
 std::string DeviceInfo::summary() const {
     return fmt::format("{} (sm_{}{}, {} SMs, {} MiB L2)", name, compute_major, compute_minor, sm_count,
                        l2_bytes >> 20);

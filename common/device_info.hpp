@@ -27,6 +27,9 @@ struct DeviceInfo {
     double theoretical_gbps() const;
     /// FP32 peak in GFLOP/s: SMs x FP32 lanes (64 on 7.x and 8.0, else 128) x 2 (FMA) x clock.
     double fp32_peak_gflops() const;
+    /// Dense tensor-core rate in GFLOP/s for FP16 inputs with FP32 accumulation: SMs x FLOP per clock
+    /// per SM (a table by compute capability, in device_info.cpp) x clock. 0 where the table has no entry.
+    double fp16_tensor_peak_gflops() const;
     std::string summary() const;  ///< "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
 };
 

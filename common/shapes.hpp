@@ -21,6 +21,17 @@ struct MatrixShape {
     constexpr std::size_t count() const { return static_cast<std::size_t>(rows) * cols; }
 };
 
+/// The shape of c (m x n) = a (m x k) * b (k x n), all row-major.
+struct GemmShape {
+    int m;
+    int n;
+    int k;
+    std::string label() const { return fmt::format("for m x n x k = {} x {} x {}", m, n, k); }
+    std::size_t a_count() const { return static_cast<std::size_t>(m) * k; }
+    std::size_t b_count() const { return static_cast<std::size_t>(k) * n; }
+    std::size_t c_count() const { return static_cast<std::size_t>(m) * n; }
+};
+
 /// `fixed`, then `extra` shapes whose sides are drawn from the run's seed in [1, max_side].
 inline std::vector<MatrixShape> with_seeded_shapes(std::vector<MatrixShape> fixed, int extra, int max_side) {
     Rng rng("shapes");

@@ -66,6 +66,10 @@ void print_properties(int device) {
     line("SM clock (maximum)", fmt::format("{:.0f} MHz", info.sm_clock_khz / 1e3));
     line("FP32 rate, theoretical", fmt::format("{:.0f} GFLOP/s", info.fp32_peak_gflops()),
          "SMs x 128 FP32 lanes x 2 (an FMA) x clock");
+    const double tensor_peak = info.fp16_tensor_peak_gflops();
+    line("FP16 tensor rate, theoretical",
+         tensor_peak > 0 ? fmt::format("{:.0f} GFLOP/s", tensor_peak) : std::string("unknown"),
+         "FP16 in, FP32 accumulate, dense: SMs x FLOP per clock per SM x clock");
 
     fmt::print("\nPer block and per SM\n");
     const int threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device);

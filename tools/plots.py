@@ -301,6 +301,9 @@ ROOFLINE_INTENSITY: dict[str, dict[object, float | None]] = {
     # 8 bytes: radius 1 (7 points), section 5 and step 6b radius 4 (25 points)
     "11-stencil": {"*": 10 / 8, 5: 37 / 8, "6b": 37 / 8},
 }
+# Labs whose flops run on other units than the FP32 pipes this plot's compute roof measures.
+OTHER_ROOF_LABS = {"14-tensor-cores": "its flops run on the tensor cores, whose roof (cuBLAS, FP16 in) lies far above "
+                                      "this plot's FP32 roof (see the roofline page)"}
 MEMORY_ROOF_LABS = ("01-matadd", "02-coalescing", "05-transpose", "11-stencil")
 COMPUTE_ROOF_LAB = "08-nbody"
 
@@ -348,7 +351,9 @@ def roofline(labs: dict[str, LabResults]) -> Roofline | str:
             why = None
             perf = step.get("perf") or {}
             intensity = None
-            if rules is None:
+            if name in OTHER_ROOF_LABS:
+                why = OTHER_ROOF_LABS[name]
+            elif rules is None:
                 why = "its lab does no floating-point work worth the name (see the roofline page)"
             elif step_id == "0":
                 why = "the CPU reference"

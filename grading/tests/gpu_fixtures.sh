@@ -122,7 +122,7 @@ def full_marks(name, lab_name, what):
               f"{e['state']} {e['score']}/{e['max_score']} {e['review_flags'][:2]} "
               f"{shown(e) if e['score'] < e['max_score'] else ''}")
 
-for lab_name in ("01-matadd", "06-reduction"):
+for lab_name in grades.get("solution", {}).get("labs", {}):  # every lab graded (LABS)
     full_marks("solution", lab_name, "full marks, no review flags")
 full_marks("honest-printf", "01-matadd", "full marks, no review flags: a kernel's debugging printf changes nothing")
 e = lab("forged-by-interposition", "01-matadd")

@@ -5,6 +5,8 @@
 // Host-only declarations; the kernels live in large_case.cu.
 #pragma once
 
+#include "check_on_device.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -26,14 +28,9 @@ constexpr float pattern_value(std::size_t index, std::uint32_t key) {
 /// data[i] = pattern_value(i, key) for every i < count (device memory, default stream).
 void fill_pattern(float* data, std::size_t count, std::uint32_t key);
 
-/// What check_sum found. `first_*` describe the lowest wrong index, when there is one.
-struct SumCheck {
-    std::size_t wrong = 0;      ///< elements that are not pattern(i, key_a) + pattern(i, key_b)
-    std::size_t unwritten = 0;  ///< of those, elements that still hold the poison (all bits set)
-    std::size_t first_index = 0;
-    float first_expected = 0;
-    float first_got = 0;
-};
+/// What check_sum found: the elements that are not pattern(i, key_a) + pattern(i, key_b), those
+/// of them that still hold the poison, and the lowest wrong index, when there is one.
+using SumCheck = cl::DeviceCheck<float>;
 
 /// Checks on the device that c[i] == pattern_value(i, key_a) + pattern_value(i, key_b) for every
 /// i < count, without copying c back. Waits for the device; throws cl::CudaError on a CUDA error.

@@ -80,27 +80,12 @@ struct Problem {
 
 // ------------------------------------------------------------------ inputs filled on the device
 
-cl::Comparison to_comparison(const matadd::SumCheck& check, std::size_t count, std::string context) {
-    cl::Comparison result;
-    result.count = count;
-    result.context = std::move(context);
-    result.mismatches = check.wrong;
-    result.unwritten = check.unwritten;
-    if (check.wrong > 0) {
-        result.first_index = check.first_index;
-        result.first_expected = cl::format_value<float>(check.first_expected);
-        result.first_got =
-            cl::holds_poison(check.first_got) ? std::string("nothing (never written)") : cl::format_value<float>(check.first_got);
-    }
-    return result;
-}
-
 // The same check as matadd::check_sum for step 5's output, a host array: copied to the device
 // and checked there (a host loop over 2^26 elements would cost more than the copy).
 cl::Comparison check_host_sum(std::span<const float> c, std::uint32_t key_a, std::uint32_t key_b,
                               std::string context) {
     const cl::DeviceBuffer<float> on_device(c, "c (step 5's output, copied back to the device)");
-    return to_comparison(matadd::check_sum(on_device.data(), c.size(), key_a, key_b), c.size(), std::move(context));
+    return cl::to_comparison(matadd::check_sum(on_device.data(), c.size(), key_a, key_b), c.size(), std::move(context));
 }
 
 // Two input sets of pattern values (the harness runs one timed run on set 1, so that a step
@@ -130,7 +115,7 @@ struct PatternProblem {
         step.launch(a[selected].data(), b[selected].data(), c.data(), shape.rows, shape.cols);
     }
     cl::Comparison verify(const std::string& note = {}) const {
-        return to_comparison(matadd::check_sum(c.data(), shape.count(), key_a[selected], key_b[selected]),
+        return cl::to_comparison(matadd::check_sum(c.data(), shape.count(), key_a[selected], key_b[selected]),
                              shape.count(), shape.label() + note);
     }
 };

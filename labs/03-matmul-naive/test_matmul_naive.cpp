@@ -9,6 +9,7 @@
 #include "cublas_sgemm.hpp"
 #include "device_info.hpp"
 #include "harness.hpp"
+#include "parallel.hpp"
 #include "random.hpp"
 
 #include <doctest/doctest.h>
@@ -19,7 +20,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -131,19 +131,14 @@ struct Problem {
         }
         expected.resize(rows.size() * s.n);
         bound.resize(rows.size() * s.n);
-        // The reference rows are independent: thread w does rows w, w + workers, ... (one
-        // worker, the calling thread, where the machine has one core or the problem is small).
-        const double work = static_cast<double>(rows.size()) * s.k * s.n;
-        const std::size_t workers = std::min<std::size_t>(
-            {std::max(1U, std::thread::hardware_concurrency()), rows.size(), static_cast<std::size_t>(work / 1e6) + 1});
-        const auto reference_rows = [&](std::size_t first) {
-            for (std::size_t r = first; r < rows.size(); r += workers) {
+        // The reference rows are independent: on several threads, each with at least a million
+        // multiply-adds (the calling thread alone where the problem is small).
+        const std::size_t row_work = static_cast<std::size_t>(s.k) * s.n;
+        cl::for_slices(rows.size(), [&](std::size_t first, std::size_t last) {
+            for (std::size_t r = first; r < last; ++r) {
                 reference_row(host_a, host_b, s, rows[r], &expected[r * s.n], &bound[r * s.n]);
             }
-        };
-        std::vector<std::jthread> pool;
-        for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(reference_rows, w);
-        reference_rows(0);
+        }, {.grain = std::max<std::size_t>(1, 1'000'000 / std::max<std::size_t>(1, row_work))});
     }
     const float* a_in() const { return selected == 0 ? a.data() : negated_a.data(); }
     void launch(matmul_naive::Launcher launcher) { launcher(a_in(), b.data(), c.data(), shape.m, shape.n, shape.k); }

@@ -13,6 +13,7 @@
 #include "occupancy.hpp"
 #include "options.hpp"
 #include "random.hpp"
+#include "shapes.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -28,15 +29,7 @@ namespace {
 
 const bool registered = cl::register_lab("04-matmul-tiled");
 
-struct Shape {
-    int m;
-    int n;
-    int k;
-    std::string label() const { return fmt::format("for m x n x k = {} x {} x {}", m, n, k); }
-    std::size_t a_count() const { return static_cast<std::size_t>(m) * k; }
-    std::size_t b_count() const { return static_cast<std::size_t>(k) * n; }
-    std::size_t c_count() const { return static_cast<std::size_t>(m) * n; }
-};
+using Shape = cl::GemmShape;
 
 // Tiny, thin, odd and larger sizes, none a multiple of 16 or 32 in every dimension; three
 // with k and n multiples of 4 (so that step 6's float4 loads and stores run) but partial tiles; plus

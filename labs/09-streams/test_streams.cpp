@@ -11,6 +11,7 @@
 #include "harness.hpp"
 #include "numa.hpp"
 #include "options.hpp"
+#include "parallel.hpp"
 #include "pcie.hpp"
 #include "random.hpp"
 #include "timeline.hpp"
@@ -36,7 +37,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -92,27 +92,12 @@ const double kTolerance = 2.0 * std::ldexp(1.0, -24) *
 
 double expected_value(float x) { return 1.0 + kGrowth * (static_cast<double>(x) - 1.0); }
 
-// Runs body(first, last) on slices of [0, count), each on its own thread: poisoning, copying and
-// checking 256 MiB of host memory several times per step would otherwise dominate the lab's run.
-// Slices start at multiples of kSliceAlignment, so that what a slice computes does not depend on
-// how many threads there are.
+// Every host loop over the step's buffers runs on several threads (cl::for_slices): poisoning,
+// copying and checking 256 MiB of host memory several times per step would otherwise dominate the
+// lab's run. Slices start at multiples of kSliceAlignment, so that what a slice computes does not
+// depend on how many threads there are.
 constexpr std::size_t kSliceAlignment = std::size_t{1} << 20;
-
-template <class Body>
-void for_slices(std::size_t count, Body body) {
-    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-    const std::size_t blocks = (count + kSliceAlignment - 1) / kSliceAlignment;
-    if (threads == 1 || blocks <= 1) {
-        body(std::size_t{0}, count);
-        return;
-    }
-    const std::size_t per_thread = (blocks + threads - 1) / threads * kSliceAlignment;
-    std::vector<std::thread> workers;
-    for (std::size_t first = 0; first < count; first += per_thread) {
-        workers.emplace_back([=] { body(first, std::min(count, first + per_thread)); });
-    }
-    for (std::thread& worker : workers) worker.join();
-}
+constexpr cl::Slicing kSlicing{.grain = kSliceAlignment, .alignment = kSliceAlignment, .max_threads = 8};
 
 // Inputs in [-1, 1): whole multiples of 2^-23, so exact in float; two from each 64-bit draw, one
 // random stream per 2^20 values (the same values whatever the number of threads).
@@ -121,7 +106,7 @@ void fill_inputs(std::span<float> values, std::size_t count) {
     const auto to_float = [](std::uint64_t bits) {
         return static_cast<float>(std::ldexp(static_cast<double>(static_cast<std::int64_t>(bits) - (1 << 23)), -23));
     };
-    for_slices(values.size(), [&](std::size_t first, std::size_t last) {
+    cl::for_slices(values.size(), [&](std::size_t first, std::size_t last) {
         for (std::size_t block = first; block < last; block += kSliceAlignment) {
             cl::Rng rng(fmt::format("inputs {} from {}", count, block));
             const std::size_t end = std::min(last, block + kSliceAlignment);
@@ -131,21 +116,21 @@ void fill_inputs(std::span<float> values, std::size_t count) {
                 if (i + 1 < end) values[i + 1] = to_float((bits >> 24) & kMask);
             }
         }
-    });
+    }, kSlicing);
 }
 
 // dst[i] = transform(src[i]) for count elements, on several threads.
 template <class Transform>
 void transform_host(const float* src, float* dst, std::size_t count, Transform transform) {
-    for_slices(count, [&](std::size_t first, std::size_t last) {
+    cl::for_slices(count, [&](std::size_t first, std::size_t last) {
         for (std::size_t i = first; i < last; ++i) dst[i] = transform(src[i]);
-    });
+    }, kSlicing);
 }
 
 void copy_host(const float* src, float* dst, std::size_t count) {
-    for_slices(count, [&](std::size_t first, std::size_t last) {
+    cl::for_slices(count, [&](std::size_t first, std::size_t last) {
         std::memcpy(dst + first, src + first, (last - first) * sizeof(float));
-    });
+    }, kSlicing);
 }
 
 cudaMemoryType memory_type(const void* pointer) {
@@ -188,9 +173,9 @@ public:
             CUDA_CHECK(cudaMemcpy(values, poisoned, count_ * sizeof(float), cudaMemcpyDeviceToHost));
             return;
         }
-        for_slices(count_, [&](std::size_t first, std::size_t last) {
+        cl::for_slices(count_, [&](std::size_t first, std::size_t last) {
             std::memset(values + first, cl::kPoisonByte, (last - first) * sizeof(float));
-        });
+        }, kSlicing);
     }
     /// What a write into the bands looks like ("wrote past the end of ..."), then re-armed.
     std::optional<std::string> take_damage() {
@@ -630,13 +615,13 @@ private:
         result.count = shape_.count;
         result.context = shape_.label(step);
         std::atomic<std::size_t> bad = 0;
-        for_slices(shape_.count, [&](std::size_t first, std::size_t last) {
+        cl::for_slices(shape_.count, [&](std::size_t first, std::size_t last) {
             std::size_t slice_bad = 0;
             for (std::size_t i = first; i < last; ++i) {
                 slice_bad += !(std::fabs(static_cast<double>(out[i]) - expected_value(in[i])) <= kTolerance);
             }
             bad += slice_bad;
-        });
+        }, kSlicing);
         if (bad == 0) return result;
         for (std::size_t i = 0; i < shape_.count; ++i) {
             const double want = expected_value(in[i]);

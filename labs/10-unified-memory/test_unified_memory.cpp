@@ -11,6 +11,7 @@
 #include "guard.hpp"
 #include "harness.hpp"
 #include "options.hpp"
+#include "parallel.hpp"
 #include "pcie.hpp"
 #include "random.hpp"
 #include "table.hpp"
@@ -30,7 +31,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -367,24 +367,8 @@ cl::Comparison compare_stream(const StreamInputs& inputs, const float* z, const 
 // The re-use problem: w = `sweeps` sweeps of the smoothing stencil applied to u.
 // ---------------------------------------------------------------------------------------
 
-// Calls body(first, last) on pieces of [0, count), on several threads for large counts.
-template <class Body>
-void for_each_piece(std::size_t count, Body&& body) {
-    constexpr std::size_t kSerialBelow = std::size_t{1} << 20;
-    const unsigned int threads = count < kSerialBelow ? 1U : std::clamp(std::thread::hardware_concurrency(), 1U, 8U);
-    if (threads == 1) {
-        body(std::size_t{0}, count);
-        return;
-    }
-    std::vector<std::thread> workers;
-    const std::size_t piece = (count + threads - 1) / threads;
-    for (unsigned int t = 0; t < threads; ++t) {
-        const std::size_t first = std::min(count, t * piece);
-        const std::size_t last = std::min(count, first + piece);
-        workers.emplace_back([&body, first, last] { body(first, last); });
-    }
-    for (auto& worker : workers) worker.join();
-}
+// Host loops of 2^20 elements and more run on several threads, in pieces of at least 2^17.
+constexpr cl::Slicing kSlicing{.grain = std::size_t{1} << 17, .max_threads = 8};
 
 // The stencil in double precision, sweep after sweep.
 std::vector<double> smooth_reference(std::span<const float> u, int sweeps) {
@@ -394,13 +378,13 @@ std::vector<double> smooth_reference(std::span<const float> u, int sweeps) {
     const double centre_weight = unified::kCentreWeight;
     const double side_weight = unified::kSideWeight;
     for (int sweep = 0; sweep < sweeps; ++sweep) {
-        for_each_piece(n, [&](std::size_t first, std::size_t last) {
+        cl::for_slices(n, [&](std::size_t first, std::size_t last) {
             for (std::size_t i = first; i < last; ++i) {
                 const double left = i > 0 ? current[i - 1] : current[i];
                 const double right = i + 1 < n ? current[i + 1] : current[i];
                 next[i] = centre_weight * current[i] + side_weight * (left + right);
             }
-        });
+        }, kSlicing);
         current.swap(next);
     }
     return current;

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+// Lab 13 harness: every scan step, inclusive and exclusive, int and float, against a CPU
+// reference on awkward sizes, the whole-array steps also on thousands of tiles and above 2^31
+// values (filled and checked on the device); step 6 (select_if) against a CPU reference; then the
+// perf table at 2^28 int against the copy bandwidth, measured first, with CUB's rows.
+#include "device_check.hpp"
+#include "scan.hpp"
+
+#include "buffers.hpp"
+#include "guard.hpp"
+#include "harness.hpp"
+#include "options.hpp"
+#include "random.hpp"
+
+#include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+const bool registered = cl::register_lab("13-scan");
+
+using scan::Kind;
+
+constexpr std::size_t kPerfCount = std::size_t{1} << 28;  // 1 GiB of int in, 1 GiB out: 40 times the L2
+constexpr std::size_t kCpuCount = std::size_t{1} << 24;   // the CPU row's problem (the table compares GB/s)
+// Above 2^31 values, one past a whole wide tile: 64-bit indices and offsets, and a last tile of one.
+constexpr std::size_t kLargeCount = (std::size_t{1} << 31) + scan::kWideTile + 1;
+constexpr scan::SelectRule kPerfRule{2, 1};  // keeps the even values: about half
+
+const char* kind_name(Kind kind) { return kind == Kind::inclusive ? "inclusive" : "exclusive"; }
+cl::StepInfo info(const scan::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const scan::SelectStep& step) { return {step.id, step.name, step.section}; }
+
+bool under_sanitizer() { return cl::guard_bytes() == 0; }  // the sanitizer setups turn the guard bands off
+
+// Thousands of tiles, for the look-back (tiles wait for each other only when there are many of
+// them), one past a whole tile; fewer under compute-sanitizer, which runs every access slowly.
+std::size_t many_tiles_count() {
+    return (under_sanitizer() ? std::size_t{1} << 22 : std::size_t{1} << 24) + scan::kWideTile + 1;
+}
+
+// Tiny, odd, around a warp, one past each tile size, and two sizes drawn from the seed.
+std::vector<std::size_t> int_sizes() {
+    std::vector<std::size_t> sizes{0, 1, 31, 33, scan::kLocalTile + 1, scan::kWideTile + 1, (std::size_t{1} << 16) + 1};
+    cl::Rng rng("sizes");
+    sizes.push_back(static_cast<std::size_t>(rng.uniform_int(2, 5'000)));
+    sizes.push_back(static_cast<std::size_t>(rng.uniform_int(5'001, 300'000)));
+    return sizes;
+}
+
+// float, whole array: at most 2^15 + 1 values, where the tolerance below still catches an element
+// lost or counted twice. Tile-local steps take the int sizes (their sums restart every 1024).
+std::vector<std::size_t> float_whole_sizes() {
+    std::vector<std::size_t> sizes{0, 1, 31, 33, scan::kLocalTile + 1, scan::kWideTile + 1, (std::size_t{1} << 15) + 1};
+    cl::Rng rng("float sizes");
+    sizes.push_back(static_cast<std::size_t>(rng.uniform_int(2, 1 << 15)));
+    return sizes;
+}
+
+// int: every 32-bit value equally likely, so that the sums wrap around all the time (the scan is
+// defined modulo 2^32). float: uniform in [1, 2): all positive, so no partial sum exceeds the
+// prefix it is part of, and a lost or doubled element moves every later prefix by at least 1.
+template <class T>
+std::vector<T> make_values(std::size_t count, std::string_view purpose) {
+    cl::Rng rng(fmt::format("{} {} {}", purpose, std::is_same_v<T, int> ? "int" : "float", count));
+    std::vector<T> values(count);
+    if constexpr (std::is_same_v<T, int>) {
+        for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(static_cast<std::uint32_t>(rng.engine()()));
+    } else {
+        for (auto& value : values) value = rng.uniform(1.0F, 2.0F);
+    }
+    return values;
+}
+
+// The float tolerance. Every output of a scan is a sum of its prefix's values, rounded at each
+// addition; with values of one sign each rounding errs by at most u = 2^-24 of a partial sum no
+// larger than the prefix's sum S_i, and a value that goes through h additions on its way to the
+// output carries at most h roundings: |error| <= gamma_h * S_i, gamma_h = h u / (1 - h u). The
+// depth h of the steps' addition chains:
+//   - within a tile (all steps): a thread's run of values (at most 16 in series), a warp scan (5),
+//     the scan of the warps' totals (5, or 2 log2(threads) for a Blelloch tree), the adds back of
+//     the tile's and the thread's starts, and the run again: below 64 (step 2 over 1024 values: 21);
+//   - across tiles (steps 4 and 5): each tile's prefix is an earlier prefix plus a few terms (a
+//     look-back window's butterfly of 5 and 2 adds, or the spine's loop), at most 8 per tile.
+// So h_i = 64 + 8 * (i / kWideTile) for the whole array, 64 for a tile-local scan. A correct
+// kernel always meets it. At the sizes tested it stays below 1 (2^15 + 1 values: 128 * 2^-24 *
+// 2^16 = 0.5), and a lost or doubled value (at least 1) fails.
+std::vector<double> float_bounds(const std::vector<float>& values, bool tile_local, Kind kind) {
+    constexpr double kUnit = 0x1.0p-24;
+    std::vector<double> bounds(values.size());
+    double prefix = 0.0;  // the sum of the magnitudes that go into output i
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (tile_local && i % scan::kLocalTile == 0) prefix = 0.0;
+        if (kind == Kind::inclusive) prefix += std::fabs(static_cast<double>(values[i]));
+        const double depth = tile_local ? 64.0 : 64.0 + 8.0 * static_cast<double>(i / scan::kWideTile);
+        bounds[i] = depth * kUnit / (1.0 - depth * kUnit) * prefix;
+        if (kind == Kind::exclusive) prefix += std::fabs(static_cast<double>(values[i]));
+    }
+    return bounds;
+}
+
+// The reference: int modulo 2^32 (computed as unsigned: defined), float in double.
+template <class T>
+std::vector<std::conditional_t<std::is_same_v<T, int>, int, double>> reference_scan(const std::vector<T>& values,
+                                                                                     bool tile_local, Kind kind) {
+    std::vector<std::conditional_t<std::is_same_v<T, int>, int, double>> out(values.size());
+    std::uint32_t bits = 0;
+    double sum = 0.0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (tile_local && i % scan::kLocalTile == 0) {
+            bits = 0;
+            sum = 0.0;
+        }
+        if constexpr (std::is_same_v<T, int>) {
+            if (kind == Kind::exclusive) out[i] = static_cast<int>(bits);
+            bits += static_cast<std::uint32_t>(values[i]);
+            if (kind == Kind::inclusive) out[i] = static_cast<int>(bits);
+        } else {
+            if (kind == Kind::exclusive) out[i] = sum;
+            sum += static_cast<double>(values[i]);
+            if (kind == Kind::inclusive) out[i] = sum;
+        }
+    }
+    return out;
+}
+
+// One input on the host and the device, the poisoned output, a poisoned workspace.
+template <class T>
+struct ScanProblem {
+    std::vector<T> host;
+    cl::DeviceBuffer<T> in;
+    cl::DeviceBuffer<T> out;
+    cl::DeviceBuffer<unsigned char> workspace;
+
+    explicit ScanProblem(std::size_t count)
+        : host(make_values<T>(count, "values")),
+          in(std::span<const T>(host), "in"),
+          out(count, "out"),
+          workspace(scan::workspace_bytes(count), "workspace") {}
+
+    cl::Comparison run(const scan::Step& step, Kind kind) {
+        out.poison();
+        workspace.poison();
+        const scan::Workspace space{workspace.data(), workspace.size()};
+        if constexpr (std::is_same_v<T, int>) {
+            step.launch_int(in.data(), out.data(), host.size(), kind, space);
+        } else {
+            step.launch_float(in.data(), out.data(), host.size(), kind, space);
+        }
+        const std::string context = fmt::format("for {} {} values, {}", host.size(), std::is_same_v<T, int> ? "int" : "float",
+                                                kind_name(kind));
+        const auto expected = reference_scan(host, step.tile_local, kind);
+        if constexpr (std::is_same_v<T, int>) {
+            return cl::compare(expected, out.to_host(), cl::Tolerance::exact(), context);
+        } else {
+            return cl::compare_within(expected, float_bounds(host, step.tile_local, kind), out.to_host(), context);
+        }
+    }
+};
+
+// A pattern input filled on the device (two sets: the perf test times one run on the second),
+// its output and workspace; checked on the device.
+struct DeviceProblem {
+    std::size_t count;
+    std::uint32_t keys[2];
+    cl::DeviceBuffer<int> in[2];
+    cl::DeviceBuffer<int> out;
+    cl::DeviceBuffer<unsigned char> workspace;
+    cl::DeviceBuffer<unsigned long long> selected{1, "selected"};
+    int set = 0;
+
+    DeviceProblem(std::size_t n, int sets) : count(n), out(n, "out"), workspace(scan::workspace_bytes(n), "workspace") {
+        cl::Rng rng(fmt::format("pattern keys {}", n));
+        for (auto& key : keys) key = static_cast<std::uint32_t>(rng.uniform_int(0, 0xFFFFFFFF));
+        for (int s = 0; s < sets; ++s) {
+            in[s] = cl::DeviceBuffer<int>(n, s == 0 ? "in" : "in (second input set)");
+            scan::fill_pattern(in[s].data(), n, keys[s]);
+        }
+    }
+    scan::Workspace space() { return {workspace.data(), workspace.size()}; }
+    void poison() {
+        out.poison();
+        workspace.poison();
+        selected.poison();
+    }
+    void launch(const scan::Step& step, Kind kind) { step.launch_int(in[set].data(), out.data(), count, kind, space()); }
+    cl::Comparison verify(const scan::Step& step, Kind kind, const std::string& note = {}) const {
+        return cl::to_comparison(scan::check_scan(in[set].data(), out.data(), count, kind, step.tile_local ? scan::kLocalTile : 0),
+                             count, fmt::format("for {} int values, {}{}", count, kind_name(kind), note));
+    }
+    void launch_select(scan::SelectRule rule) {
+        scan::select_if(in[set].data(), out.data(), selected.data(), count, rule, space());
+    }
+    cl::Comparison verify_select(scan::SelectRule rule, const std::string& note = {}) const {
+        std::size_t kept = 0;
+        const scan::DeviceCheck check = scan::check_select(out.data(), selected.data(), count, keys[set], rule, &kept);
+        std::string context = fmt::format("for {} int values, rule x mod {} < {}{}", count, rule.modulus, rule.below, note);
+        if (check.wrong > 0 && check.first_index == ~std::size_t{0}) {
+            cl::Comparison result = cl::to_comparison(check, 1, context + ": the count of kept values *selected");
+            result.first_index = 0;
+            return result;
+        }
+        if (check.wrong > 0) context += fmt::format(" (out[j] must be the j-th kept value, in order; {} are kept)", kept);
+        return cl::to_comparison(check, kept, context);
+    }
+};
+
+// ---------------------------------------------------------------------------------- step 6
+
+// The CPU reference: the kept values in order; the comparison puts the count first.
+struct SelectProblem {
+    std::vector<int> host;
+    cl::DeviceBuffer<int> in;
+    cl::DeviceBuffer<int> out;
+    cl::DeviceBuffer<unsigned long long> selected{1, "selected"};
+    cl::DeviceBuffer<unsigned char> workspace;
+
+    explicit SelectProblem(std::size_t count)
+        : host(make_select_values(count)),
+          in(std::span<const int>(host), "in"),
+          out(count, "out"),
+          workspace(scan::workspace_bytes(count), "workspace") {}
+
+    // Small values of both signs, so that the rules' remainders cover every case.
+    static std::vector<int> make_select_values(std::size_t count) {
+        cl::Rng rng(fmt::format("select values {}", count));
+        return rng.ints<int>(count, -1000, 1000);
+    }
+
+    cl::Comparison run(scan::SelectRule rule) {
+        out.poison();
+        selected.poison();
+        workspace.poison();
+        scan::select_if(in.data(), out.data(), selected.data(), host.size(), rule, {workspace.data(), workspace.size()});
+        std::vector<long long> expected{0};
+        for (const int x : host) {
+            if (scan::keeps(rule, x)) expected.push_back(x);
+        }
+        expected[0] = static_cast<long long>(expected.size() - 1);
+        const std::vector<int> got_values = out.to_host();
+        std::vector<long long> got{static_cast<long long>(selected.to_host()[0])};
+        for (std::size_t j = 0; j + 1 < expected.size(); ++j) got.push_back(got_values[j]);
+        return cl::compare(expected, got, cl::Tolerance::exact(),
+                           fmt::format("for {} values, rule x mod {} < {} (index 0: *selected; index j + 1: out[j])",
+                                       host.size(), rule.modulus, rule.below));
+    }
+};
+
+std::vector<scan::SelectRule> select_rules() {
+    std::vector<scan::SelectRule> rules{{2, 1}, {3, 0}, {5, 5}};  // half, nothing, everything
+    cl::Rng rng("select rules");
+    const int modulus = static_cast<int>(rng.uniform_int(3, 9));
+    rules.push_back({modulus, static_cast<int>(rng.uniform_int(1, modulus - 1))});
+    return rules;
+}
+
+std::size_t free_device_bytes() {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free;
+}
+
+bool passed_so_far(const cl::StepInfo& step) {
+    for (const auto& record : cl::results().steps()) {
+        if (record.step.id == step.id && record.correctness) return record.correctness->passed();
+    }
+    return true;  // not checked yet in this run (this test case alone): check it here
+}
+
+cl::TimingOptions timing() { return {.warmup = 1, .warmup_ms = 5.0, .repeats = 7, .flush_l2 = true}; }
+
+}  // namespace
+
+TEST_CASE("13-scan correctness" * doctest::test_suite("correctness")) {
+    std::vector<ScanProblem<int>> ints;
+    for (const std::size_t n : int_sizes()) ints.emplace_back(n);
+    std::vector<ScanProblem<float>> floats_local;
+    for (const std::size_t n : int_sizes()) floats_local.emplace_back(n);
+    std::vector<ScanProblem<float>> floats_whole;
+    for (const std::size_t n : float_whole_sizes()) floats_whole.emplace_back(n);
+    DeviceProblem many(many_tiles_count(), 1);
+
+    for (const auto& step : scan::kSteps) {
+        const cl::Verdict verdict = cl::check_step(info(step), [&] {
+            cl::Comparison last;
+            for (const Kind kind : {Kind::inclusive, Kind::exclusive}) {
+                for (auto& problem : ints) {
+                    if (!(last = problem.run(step, kind)).ok()) return last;
+                }
+                for (auto& problem : step.tile_local ? floats_local : floats_whole) {
+                    if (!(last = problem.run(step, kind)).ok()) return last;
+                }
+                if (step.tile_local) continue;
+                // Thousands of tiles, three times: a look-back that races shows up sooner or later.
+                for (int round = 1; round <= 3; ++round) {
+                    many.poison();
+                    many.launch(step, kind);
+                    last = many.verify(step, kind, fmt::format(", {} tiles (checked on the device), run {}",
+                                                               many.count / scan::kWideTile + 1, round));
+                    if (!last.ok()) return last;
+                }
+            }
+            return last;
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+
+    std::vector<SelectProblem> selects;
+    for (const std::size_t n : int_sizes()) selects.emplace_back(n);
+    const cl::Verdict verdict = cl::check_step(info(scan::kSelectStep), [&] {
+        cl::Comparison last;
+        for (const scan::SelectRule rule : select_rules()) {
+            for (auto& problem : selects) {
+                if (!(last = problem.run(rule)).ok()) return last;
+            }
+        }
+        for (int round = 1; round <= 3; ++round) {
+            many.poison();
+            many.launch_select(kPerfRule);
+            last = many.verify_select(kPerfRule, fmt::format(", checked on the device, run {}", round));
+            if (!last.ok()) return last;
+        }
+        return last;
+    });
+    CHECK_MESSAGE(verdict.passed(), verdict.message);
+}
+
+// After the other correctness checks, so that a step whose 32-bit index wraps around (an illegal
+// address, which ends every later launch in this process) cannot take the others with it.
+TEST_CASE("13-scan above 2^31 values" * doctest::test_suite("correctness")) {
+    const std::string size = fmt::format("2^31 + {} int values", kLargeCount - (std::size_t{1} << 31));
+    std::vector<scan::Step> steps;
+    for (const auto& step : scan::kSteps) {
+        if (!step.tile_local && cl::step_selected(step.id) && passed_so_far(info(step))) steps.push_back(step);
+    }
+    const bool select = cl::step_selected(scan::kSelectStep.id) && passed_so_far(info(scan::kSelectStep));
+    if (steps.empty() && !select) return;
+    std::string reason;
+    const std::size_t bytes = 2 * kLargeCount * sizeof(int) + scan::workspace_bytes(kLargeCount);
+    const std::size_t margin = std::size_t{1} << 30;  // the runtime, the guard bands, the checks
+    if (under_sanitizer()) {
+        reason = "left out under compute-sanitizer (guard bands off): 2^31 values would take it far too long";
+    } else if (free_device_bytes() < bytes + margin) {
+        reason = fmt::format("it needs {:.1f} GB of device memory and this GPU has {:.1f} GB free", (bytes + margin) / 1e9,
+                             free_device_bytes() / 1e9);
+    }
+    if (!reason.empty()) {
+        fmt::print("  [SKIP] steps 4-6 at {}: {}\n", size, reason);
+        return;
+    }
+    DeviceProblem problem(kLargeCount, 1);
+    for (const auto& step : steps) {
+        const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section};
+        const cl::Verdict verdict = cl::check_step(large, [&] {
+            cl::Comparison last;
+            for (const Kind kind : {Kind::inclusive, Kind::exclusive}) {
+                problem.poison();
+                problem.launch(step, kind);
+                if (!(last = problem.verify(step, kind, " (checked on the device)")).ok()) return last;
+            }
+            return last;
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+    if (select) {
+        const cl::StepInfo large{scan::kSelectStep.id, fmt::format("{}, at {}", scan::kSelectStep.name, size),
+                                 scan::kSelectStep.section};
+        const cl::Verdict verdict = cl::check_step(large, [&] {
+            problem.poison();
+            problem.launch_select(kPerfRule);
+            return problem.verify_select(kPerfRule, " (checked on the device)");
+        });
+        CHECK_MESSAGE(verdict.passed(), verdict.message);
+    }
+}
+
+TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
+    const cl::Roof roof = cl::memcpy_roof();  // first: nothing of ours in the caches or the allocator yet
+    DeviceProblem problem(kPerfCount, 2);
+    const double scan_bytes = 2.0 * static_cast<double>(kPerfCount) * sizeof(int);  // read once, written once
+
+    // The baselines: CUB on the same input, its temporary storage allocated before timing.
+    cl::DeviceBuffer<unsigned char> cub_workspace(scan::cub_workspace_bytes(kPerfCount), "CUB's workspace");
+    const double cub_scan_ms = cl::median_ms(
+        [&] {
+            scan::cub_scan(problem.in[0].data(), problem.out.data(), kPerfCount, Kind::inclusive, cub_workspace.data(),
+                           cub_workspace.size());
+        },
+        timing(), [&] { problem.poison(); });
+    const cl::Comparison cub_scan_check = problem.verify(scan::kSteps.back(), Kind::inclusive, ", CUB");
+    REQUIRE_MESSAGE(cub_scan_check.ok(), "CUB's scan is wrong, so the baseline cannot be trusted: ", cub_scan_check.describe());
+    const double cub_select_ms = cl::median_ms(
+        [&] {
+            scan::cub_select_if(problem.in[0].data(), problem.out.data(), problem.selected.data(), kPerfCount, kPerfRule,
+                                cub_workspace.data(), cub_workspace.size());
+        },
+        timing(), [&] { problem.poison(); });
+    const cl::Comparison cub_select_check = problem.verify_select(kPerfRule, ", CUB");
+    REQUIRE_MESSAGE(cub_select_check.ok(), "CUB's select is wrong, so the baseline cannot be trusted: ",
+                    cub_select_check.describe());
+    const std::size_t kept = problem.selected.to_host()[0];
+    const double select_bytes = static_cast<double>(kPerfCount + kept) * sizeof(int);  // all read, the kept written
+
+    cl::PerfTable table = cl::make_table(
+        fmt::format("inclusive scan of 2^28 int ({} MiB in, {} MiB out); step 6 and CUB select: keep the even "
+                    "values (reads 2^28, writes {:.1f}%); vs CUB: time of CUB's scan (select for step 6) over the row's",
+                    kPerfCount * sizeof(int) >> 20, kPerfCount * sizeof(int) >> 20, 100.0 * kept / kPerfCount),
+        roof, "GB/s", {"vs CUB"});
+    const auto vs = [](double reference_ms, double ms) { return fmt::format("{:.0f}%", 100.0 * reference_ms / ms); };
+
+    // Step 0: the CPU, one thread, on 2^24 values (GB/s compare across sizes).
+    {
+        const std::vector<int> values = make_values<int>(kCpuCount, "cpu");
+        std::vector<int> out(kCpuCount);
+        const double ms = cl::host_median_ms([&] {
+            std::uint32_t sum = 0;
+            for (std::size_t i = 0; i < kCpuCount; ++i) out[i] = static_cast<int>(sum += static_cast<std::uint32_t>(values[i]));
+        });
+        table.add_row({"0", "CPU, one thread (2^24 values)", 0}, {cl::Status::passed, ""}, ms,
+                      cl::gigabytes_per_second(2.0 * kCpuCount * sizeof(int), ms), {"-"});
+    }
+
+    bool all_passed = true;
+    for (const auto& step : scan::kSteps) {
+        const cl::TimedStep timed{
+            .reset = [&] { problem.poison(); },
+            .run = [&] { problem.launch(step, Kind::inclusive); },
+            .verify = [&] { return problem.verify(step, Kind::inclusive); },
+            .use_inputs = [&](int set) { problem.set = set; },
+        };
+        const cl::PerfRecord record = cl::time_step(info(step), timed, scan_bytes, table, "GB/s", timing());
+        problem.set = 0;
+        table.add_row(info(step), record.verdict, record.ms, record.throughput,
+                      {record.verdict.passed() ? vs(cub_scan_ms, record.ms) : "-"});
+        all_passed = all_passed && record.verdict.passed();
+    }
+    {
+        const cl::TimedStep timed{
+            .reset = [&] { problem.poison(); },
+            .run = [&] { problem.launch_select(kPerfRule); },
+            .verify = [&] { return problem.verify_select(kPerfRule); },
+            .use_inputs = [&](int set) { problem.set = set; },
+        };
+        const cl::PerfRecord record = cl::time_step(info(scan::kSelectStep), timed, select_bytes, table, "GB/s", timing());
+        problem.set = 0;
+        table.add_row(info(scan::kSelectStep), record.verdict, record.ms, record.throughput,
+                      {record.verdict.passed() ? vs(cub_select_ms, record.ms) : "-"});
+        all_passed = all_passed && record.verdict.passed();
+    }
+    table.add_row({"CUB", "cub::DeviceScan::InclusiveSum", 0}, {cl::Status::passed, ""}, cub_scan_ms,
+                  cl::gigabytes_per_second(scan_bytes, cub_scan_ms), {"100%"});
+    table.add_row({"CUB", "cub::DeviceSelect::If", 0}, {cl::Status::passed, ""}, cub_select_ms,
+                  cl::gigabytes_per_second(select_bytes, cub_select_ms), {"100%"});
+    table.print();
+    CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
+}

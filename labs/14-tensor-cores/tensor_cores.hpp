@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// Lab 14, tensor cores: the interface between the harness (g++) and the kernels (nvcc).
+// Host-only: no CUDA syntax here (cuda_fp16.h's __half is a plain struct to g++).
+#pragma once
+
+#include "occupancy.hpp"
+
+#include <cuda_fp16.h>
+
+#include <array>
+#include <cstddef>
+
+namespace tensor_cores {
+
+/// Steps 1 to 4 compute c = a * b for row-major matrices already in device memory: a is m x k
+/// and b is k x n in FP16 (IEEE binary16), c is m x n in float; every product and every sum in
+/// FP32 (FP16 in, FP32 accumulate). Step 5 does the same for float a and b, rounded to TF32 on the
+/// tensor cores. Any m, n, k >= 1.
+///
+/// Padding, in the launchers (given): the kernels only ever see m and n that are multiples of
+/// kPadMN, k a multiple of kPadK and every pointer kPadAlignBytes-aligned. When the caller's sizes
+/// and pointers are already so (the perf size, 4096^3), the launcher runs the kernel on them
+/// directly. Otherwise it copies a and b into zero-filled scratch of the padded sizes, runs the
+/// kernel on the padded product into scratch c (poisoned first, so that an unwritten element stays
+/// visible), and copies the m x n part back into c. The zeros add nothing to any dot product.
+inline constexpr int kPadMN = 256;
+inline constexpr int kPadK = 64;
+inline constexpr std::size_t kPadAlignBytes = 128;
+
+/// A launcher enqueues its kernel (and, for awkward sizes, the padding copies) on the default
+/// stream and returns without waiting; it throws cl::CudaError if a launch is rejected.
+using HalfLauncher = void (*)(const __half* a, const __half* b, float* c, int m, int n, int k);
+using FloatLauncher = void (*)(const float* a, const float* b, float* c, int m, int n, int k);
+
+using KernelResources = cl::KernelResources;
+using ResourceQuery = KernelResources (*)();
+
+void wmma_global(const __half* a, const __half* b, float* c, int m, int n, int k);
+void wmma_shared(const __half* a, const __half* b, float* c, int m, int n, int k);
+void mma_ldmatrix(const __half* a, const __half* b, float* c, int m, int n, int k);
+void mma_pipelined(const __half* a, const __half* b, float* c, int m, int n, int k);
+void wmma_tf32(const float* a, const float* b, float* c, int m, int n, int k);
+
+/// The resources of each step's kernel in the configuration its launcher uses.
+KernelResources wmma_global_resources();
+KernelResources wmma_shared_resources();
+KernelResources mma_ldmatrix_resources();
+KernelResources mma_pipelined_resources();
+KernelResources wmma_tf32_resources();
+
+/// Which inputs a step takes.
+enum class Inputs { fp16, fp32_as_tf32 };
+
+struct Step {
+    const char* id;  ///< as in the table and the lab sheet
+    const char* name;
+    int section;  ///< the lab sheet's section for this step
+    int min_compute;  ///< the compute capability it needs, x 10 (mma m16n8k16, cp.async, TF32: 80)
+    Inputs inputs;
+    HalfLauncher half;     ///< steps with FP16 inputs (else nullptr)
+    FloatLauncher single;  ///< the TF32 step (else nullptr)
+    ResourceQuery resources;
+};
+
+inline constexpr std::array<Step, 5> kSteps{{
+    {"1", "WMMA, one warp per 16x16 tile", 1, 70, Inputs::fp16, wmma_global, nullptr, wmma_global_resources},
+    {"2", "WMMA, 128x128 tiles in shared memory", 2, 70, Inputs::fp16, wmma_shared, nullptr, wmma_shared_resources},
+    {"3", "mma.sync + ldmatrix, padded tiles", 3, 80, Inputs::fp16, mma_ldmatrix, nullptr, mma_ldmatrix_resources},
+    {"4", "cp.async 4 stages, 256x128, swizzled", 4, 80, Inputs::fp16, mma_pipelined, nullptr, mma_pipelined_resources},
+    {"5", "WMMA TF32, float inputs", 5, 80, Inputs::fp32_as_tf32, nullptr, wmma_tf32, wmma_tf32_resources},
+}};
+
+}  // namespace tensor_cores
