@@ -92,14 +92,21 @@ int marching_slab_planes(Extent extent) {
     return choose_slab_planes<Tile>(extent, resident_blocks_once<kKernel, Tile>());
 }
 
+// Steps 4 to 6: one block per tile of x and y and per slab of `planes` planes along z, with the
+// coefficients in constant memory and `shared_bytes` of dynamic shared memory (0 for step 4's).
 template <class Tile, auto kKernel>
-void launch_marching(const float* in, float* out, Extent extent, const float* coefficients) {
-    const int planes = marching_slab_planes<Tile, kKernel>(extent);
+void launch_slabs(const float* in, float* out, Extent extent, const float* coefficients, int planes,
+                  std::size_t shared_bytes) {
     const dim3 grid = checked_grid(cl::blocks_for(extent.nx, Tile::kTileX), cl::blocks_for(extent.ny, Tile::kTileY),
                                    cl::blocks_for(extent.nz, planes));
     copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
-    kKernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY)>>>(in, out, extent, planes);
+    kKernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY), shared_bytes>>>(in, out, extent, planes);
     CUDA_CHECK_LAUNCH();
+}
+
+template <class Tile, auto kKernel>
+void launch_marching(const float* in, float* out, Extent extent, const float* coefficients) {
+    launch_slabs<Tile, kKernel>(in, out, extent, coefficients, marching_slab_planes<Tile, kKernel>(extent), 0);
 }
 
 // Step 6. The kernel's ring of stages is dynamic shared memory; above 48 KiB a kernel must be
@@ -131,12 +138,8 @@ cl::KernelResources staged_resources() {
 
 template <class Tile, auto kKernel>
 void launch_staged_kernel(const float* in, float* out, Extent extent, const float* coefficients) {
-    const int planes = staged_slab_planes<Tile, kKernel>(extent);
-    const dim3 grid = checked_grid(cl::blocks_for(extent.nx, Tile::kTileX), cl::blocks_for(extent.ny, Tile::kTileY),
-                                   cl::blocks_for(extent.nz, planes));
-    copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
-    kKernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY), Tile::kSharedBytes>>>(in, out, extent, planes);
-    CUDA_CHECK_LAUNCH();
+    launch_slabs<Tile, kKernel>(in, out, extent, coefficients, staged_slab_planes<Tile, kKernel>(extent),
+                                Tile::kSharedBytes);
 }
 
 bool rows_take_16_byte_copies(const float* in, Extent extent) {

@@ -126,16 +126,10 @@ __global__ void shared_tiles_kernel(const float4* pos_mass, int count, float* ac
     if (i < count) store_acceleration(accel, i, acc);
 }
 
-// ---------------------------------------------------------------------------------------
-// Step 4: the tile a compile-time constant, the inner loop unrolled kUnroll times, rsqrtf.
-// ---------------------------------------------------------------------------------------
-
-// Slow before: per interaction a loop counter, a compare, a branch and an address computed at
-// run time, and an IEEE square root and division that cost about twice the arithmetic itself.
-// Fixes: the tile is a template parameter and the loop is unrolled kUnroll times (constant
-// shared-memory offsets, one branch per kUnroll bodies); rsqrtf is one SFU instruction.
-template <int kTile, int kUnroll>
-__global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+// Steps 4 and 5 differ in the interaction alone (kBareRsqrt: add_interaction_bare in place of
+// add_interaction_rsqrtf): one body serves both kernels.
+template <int kTile, int kUnroll, bool kBareRsqrt>
+__device__ __forceinline__ void unrolled_tiles(const float4* pos_mass, int count, float* accel) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
     __shared__ float4 tile[kTile];
     const int i = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
@@ -147,10 +141,29 @@ __global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos
         tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
         __syncthreads();
 #pragma unroll kUnroll
-        for (int k = 0; k < kTile; ++k) add_interaction_rsqrtf(self, tile[k], acc);
+        for (int k = 0; k < kTile; ++k) {
+            if constexpr (kBareRsqrt) {
+                add_interaction_bare(self, tile[k], acc);
+            } else {
+                add_interaction_rsqrtf(self, tile[k], acc);
+            }
+        }
         __syncthreads();
     }
     if (i < count) store_acceleration(accel, i, acc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 4: the tile a compile-time constant, the inner loop unrolled kUnroll times, rsqrtf.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: per interaction a loop counter, a compare, a branch and an address computed at
+// run time, and an IEEE square root and division that cost about twice the arithmetic itself.
+// Fixes: the tile is a template parameter and the loop is unrolled kUnroll times (constant
+// shared-memory offsets, one branch per kUnroll bodies); rsqrtf is one SFU instruction.
+template <int kTile, int kUnroll>
+__global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    unrolled_tiles<kTile, kUnroll, false>(pos_mass, count, accel);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -163,21 +176,7 @@ __global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos
 // instructions per interaction, the same bits.
 template <int kTile, int kUnroll>
 __global__ void __launch_bounds__(kTile) bare_tiles_kernel(const float4* pos_mass, int count, float* accel) {
-    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
-    __shared__ float4 tile[kTile];
-    const int i = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
-    const float4 own = i < count ? pos_mass[i] : no_body();
-    const float3 self = make_float3(own.x, own.y, own.z);
-    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
-    for (int base = 0; base < count; base += kTile) {
-        const int j = base + static_cast<int>(threadIdx.x);
-        tile[threadIdx.x] = j < count ? pos_mass[j] : no_body();
-        __syncthreads();
-#pragma unroll kUnroll
-        for (int k = 0; k < kTile; ++k) add_interaction_bare(self, tile[k], acc);
-        __syncthreads();
-    }
-    if (i < count) store_acceleration(accel, i, acc);
+    unrolled_tiles<kTile, kUnroll, true>(pos_mass, count, accel);
 }
 
 // ---------------------------------------------------------------------------------------

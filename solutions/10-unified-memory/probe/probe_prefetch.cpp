@@ -404,46 +404,60 @@ Action pipelined(Action advice) {
         r.add_events(2 * static_cast<int>(r.pieces.size()));
     };
 }
-// Piece i: x_i and y_i to the device on stream 0; the kernel on piece i on stream 1 after them;
-// z_i back to the host on stream 2 after the kernel (unless z stays on the host).
-void run_pipelined(Run& r, bool z_back) {
+// The three-stream pipeline of lab 09 over the pieces: move_in(piece, stream 0) brings x_i and y_i
+// to the device, compute(piece, stream 1) runs after it, move_out(piece, stream 2) after that (none
+// when move_out is empty).
+template <class MoveIn, class Compute, class MoveOut>
+void run_three_streams(Run& r, const MoveIn& move_in, const Compute& compute, const MoveOut* move_out) {
     cudaStream_t in = r.streams[0];
     cudaStream_t kernel = r.streams[1];
     cudaStream_t out = r.streams[2];
     for (std::size_t i = 0; i < r.pieces.size(); ++i) {
         const Piece& piece = r.pieces[i];
-        const std::size_t bytes = bytes_of(piece.count);
-        prefetch(r.at(r.x, piece), bytes, Location::device, in);
-        prefetch(r.at(r.y, piece), bytes, Location::device, in);
+        move_in(piece, in);
         CUDA_CHECK(cudaEventRecord(r.events[2 * i], in));
         CUDA_CHECK(cudaStreamWaitEvent(kernel, r.events[2 * i], 0));
-        probe::launch_saxpy(r.at(r.x, piece), r.at(r.y, piece), r.at(r.z, piece), piece.count, kA, kernel);
-        if (!z_back) continue;
+        compute(piece, kernel);
+        if (move_out == nullptr) continue;
         CUDA_CHECK(cudaEventRecord(r.events[2 * i + 1], kernel));
         CUDA_CHECK(cudaStreamWaitEvent(out, r.events[2 * i + 1], 0));
-        prefetch(r.at(r.z, piece), bytes, Location::host, out);
+        (*move_out)(piece, out);
     }
 }
 
-// Explicit copies of the same pieces: x_i and y_i to the device on stream 0, the kernel on
-// stream 1 after them, z_i back on stream 2 after the kernel (lab 09's pipeline).
+// Managed memory: x_i and y_i prefetched to the device, the kernel on them, z_i prefetched back to
+// the host (unless z stays on the host).
+void run_pipelined(Run& r, bool z_back) {
+    const auto move_in = [&](const Piece& piece, cudaStream_t stream) {
+        prefetch(r.at(r.x, piece), bytes_of(piece.count), Location::device, stream);
+        prefetch(r.at(r.y, piece), bytes_of(piece.count), Location::device, stream);
+    };
+    const auto compute = [&](const Piece& piece, cudaStream_t stream) {
+        probe::launch_saxpy(r.at(r.x, piece), r.at(r.y, piece), r.at(r.z, piece), piece.count, kA, stream);
+    };
+    const auto move_out = [&](const Piece& piece, cudaStream_t stream) {
+        prefetch(r.at(r.z, piece), bytes_of(piece.count), Location::host, stream);
+    };
+    run_three_streams(r, move_in, compute, z_back ? &move_out : nullptr);
+}
+
+// Explicit copies of the same pieces (lab 09's pipeline): x_i and y_i copied to device buffers, the
+// kernel on those, z_i copied back.
 void run_copies_pipelined(Run& r) {
-    cudaStream_t in = r.streams[0];
-    cudaStream_t kernel = r.streams[1];
-    cudaStream_t out = r.streams[2];
-    for (std::size_t i = 0; i < r.pieces.size(); ++i) {
-        const Piece& piece = r.pieces[i];
+    const auto move_in = [&](const Piece& piece, cudaStream_t stream) {
         const std::size_t bytes = bytes_of(piece.count);
-        CUDA_CHECK(cudaMemcpyAsync(r.at(r.device_x, piece), r.at(r.x, piece), bytes, cudaMemcpyHostToDevice, in));
-        CUDA_CHECK(cudaMemcpyAsync(r.at(r.device_y, piece), r.at(r.y, piece), bytes, cudaMemcpyHostToDevice, in));
-        CUDA_CHECK(cudaEventRecord(r.events[2 * i], in));
-        CUDA_CHECK(cudaStreamWaitEvent(kernel, r.events[2 * i], 0));
+        CUDA_CHECK(cudaMemcpyAsync(r.at(r.device_x, piece), r.at(r.x, piece), bytes, cudaMemcpyHostToDevice, stream));
+        CUDA_CHECK(cudaMemcpyAsync(r.at(r.device_y, piece), r.at(r.y, piece), bytes, cudaMemcpyHostToDevice, stream));
+    };
+    const auto compute = [&](const Piece& piece, cudaStream_t stream) {
         probe::launch_saxpy(r.at(r.device_x, piece), r.at(r.device_y, piece), r.at(r.device_z, piece), piece.count,
-                            kA, kernel);
-        CUDA_CHECK(cudaEventRecord(r.events[2 * i + 1], kernel));
-        CUDA_CHECK(cudaStreamWaitEvent(out, r.events[2 * i + 1], 0));
-        CUDA_CHECK(cudaMemcpyAsync(r.at(r.z, piece), r.at(r.device_z, piece), bytes, cudaMemcpyDeviceToHost, out));
-    }
+                            kA, stream);
+    };
+    const auto move_out = [&](const Piece& piece, cudaStream_t stream) {
+        CUDA_CHECK(cudaMemcpyAsync(r.at(r.z, piece), r.at(r.device_z, piece), bytes_of(piece.count),
+                                   cudaMemcpyDeviceToHost, stream));
+    };
+    run_three_streams(r, move_in, compute, &move_out);
 }
 
 // ---------------------------------------------------------------------------------------
