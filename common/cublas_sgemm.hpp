@@ -3,7 +3,8 @@
 // GEMM with FP16 inputs and FP32 accumulation, both on row-major data.
 #pragma once
 
-#include <cuda_fp16.h>
+// cuda_fp16.h's half type, by name: the FP32 callers need not parse that header.
+struct __half;
 
 namespace cl {
 
