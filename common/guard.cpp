@@ -3,6 +3,7 @@
 #include "guard.hpp"
 
 #include "cuda_check.hpp"
+#include "options.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <utility>
 
 namespace cl {
 namespace {
@@ -19,7 +21,8 @@ struct Allocation {
     unsigned char* raw = nullptr;  // the front band starts here
     std::size_t count = 0;
     std::size_t element_size = 1;
-    std::size_t guard = 0;
+    std::size_t front = 0;  // bytes of the front band
+    std::size_t back = 0;   // bytes of the back band
     std::string name;
 };
 
@@ -27,6 +30,7 @@ struct Registry {
     std::mutex mutex;
     std::map<void*, Allocation> live;  // keyed by the start of the data
     std::vector<std::string> damage;
+    std::map<std::pair<std::string, std::size_t>, std::size_t> made;  // allocations per (name, bytes)
 };
 
 Registry& registry() {
@@ -35,29 +39,49 @@ Registry& registry() {
 }
 
 std::optional<std::string> check_allocation(const Allocation& a, bool rearm) {
-    if (a.guard == 0) return std::nullopt;
-    std::vector<unsigned char> front(a.guard), back(a.guard);
+    if (a.front == 0 && a.back == 0) return std::nullopt;
+    std::vector<unsigned char> front(a.front), back(a.back);
     const std::size_t data_bytes = a.count * a.element_size;
-    if (cudaMemcpy(front.data(), a.raw, a.guard, cudaMemcpyDeviceToHost) != cudaSuccess ||
-        cudaMemcpy(back.data(), a.raw + a.guard + data_bytes, a.guard, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (cudaMemcpy(front.data(), a.raw, a.front, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        (a.back > 0 && cudaMemcpy(back.data(), a.raw + a.front + data_bytes, a.back, cudaMemcpyDeviceToHost) !=
+                           cudaSuccess)) {
         return std::nullopt;  // the error itself surfaces through the step's own checks
     }
     auto message = describe_guard_damage(a.name, front, back, a.element_size, a.count);
     if (message && rearm) {
-        cudaMemset(a.raw, kGuardByte, a.guard);
-        cudaMemset(a.raw + a.guard + data_bytes, kGuardByte, a.guard);
+        cudaMemset(a.raw, kGuardByte, a.front);
+        if (a.back > 0) cudaMemset(a.raw + a.front + data_bytes, kGuardByte, a.back);
     }
     return message;
 }
 
 }  // namespace
 
-std::size_t guard_bytes() {
-    static const std::size_t bytes = [] {
+GuardLayout guard_layout() {
+    static const GuardLayout layout = [] {
         const char* env = std::getenv("LAB_GUARD_BANDS");
-        return env != nullptr && std::string_view(env) == "0" ? std::size_t{0} : std::size_t{256};
+        const std::string_view value = env != nullptr ? std::string_view(env) : std::string_view();
+        return value == "front" || value == "0" ? GuardLayout::front_only : GuardLayout::front_and_back;
     }();
-    return bytes;
+    return layout;
+}
+
+bool sanitizer_layout() { return guard_layout() == GuardLayout::front_only; }
+
+std::size_t back_guard_bytes() { return sanitizer_layout() ? 0 : std::size_t{256}; }
+
+std::size_t front_guard_bytes(std::uint64_t seed, std::string_view name, std::size_t bytes, std::size_t occurrence) {
+    std::uint64_t hash = 14695981039346656037ULL ^ seed;
+    const auto add = [&hash](std::string_view text) {
+        for (const char c : text) {  // FNV-1a
+            hash ^= static_cast<unsigned char>(c);
+            hash *= 1099511628211ULL;
+        }
+    };
+    add(name);
+    add(fmt::format("|{}|{}", bytes, occurrence));
+    hash ^= hash >> 29U;
+    return std::size_t{256} * (1 + hash % 16);
 }
 
 std::optional<std::string> describe_guard_damage(std::string_view name, std::span<const unsigned char> front,
@@ -82,18 +106,22 @@ std::optional<std::string> describe_guard_damage(std::string_view name, std::spa
 }
 
 void* guarded_malloc(std::size_t count, std::size_t element_size, std::string name) {
-    const std::size_t guard = guard_bytes();
     const std::size_t data_bytes = count * element_size;
-    unsigned char* raw = nullptr;
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&raw), data_bytes + 2 * guard));
-    if (guard > 0) {
-        CUDA_CHECK(cudaMemset(raw, kGuardByte, guard));
-        CUDA_CHECK(cudaMemset(raw + guard + data_bytes, kGuardByte, guard));
-    }
-    void* data = raw + guard;
     auto& reg = registry();
+    std::size_t occurrence = 0;
+    {
+        const std::lock_guard lock(reg.mutex);
+        occurrence = reg.made[{name, data_bytes}]++;
+    }
+    const std::size_t front = front_guard_bytes(run_options().seed, name, data_bytes, occurrence);
+    const std::size_t back = back_guard_bytes();
+    unsigned char* raw = nullptr;
+    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&raw), front + data_bytes + back));
+    CUDA_CHECK(cudaMemset(raw, kGuardByte, front));
+    if (back > 0) CUDA_CHECK(cudaMemset(raw + front + data_bytes, kGuardByte, back));
+    void* data = raw + front;
     const std::lock_guard lock(reg.mutex);
-    reg.live[data] = Allocation{raw, count, element_size, guard, std::move(name)};
+    reg.live[data] = Allocation{raw, count, element_size, front, back, std::move(name)};
     return data;
 }
 

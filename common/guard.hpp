@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,9 +16,28 @@ namespace cl {
 /// The pattern guard bands hold (unlike kPoisonByte, so a band is never mistaken for output).
 inline constexpr unsigned char kGuardByte = 0xA5;
 
-/// Bytes of each guard band: 256 (keeps the data 256-byte aligned), or 0 when the environment
-/// sets LAB_GUARD_BANDS=0 (under compute-sanitizer, so that memcheck sees the real bounds).
-std::size_t guard_bytes();
+/// Where the bands go. Every run puts a front band of 256 x k bytes before every buffer, k from 1
+/// to 16 drawn from the run's seed, the buffer's name and size (so the data stays 256-byte aligned
+/// and its alignment above that varies with the seed, the same in every run on that seed). Graded
+/// and ordinary runs put a back band of 256 bytes after it; runs under compute-sanitizer
+/// (LAB_GUARD_BANDS=front, set by the course's sanitizer command) leave the back band out, so that
+/// the buffer ends where its allocation ends and memcheck sees every access past the end. Nothing a
+/// kernel can read from its pointers tells the two apart.
+enum class GuardLayout { front_and_back, front_only };
+
+/// The layout of this run: front_only when the environment sets LAB_GUARD_BANDS=front (or 0, an
+/// older spelling), else front_and_back.
+GuardLayout guard_layout();
+
+/// Whether this run is under compute-sanitizer's layout (guard_layout() == front_only).
+bool sanitizer_layout();
+
+/// Bytes of the back band: 256, or 0 under the sanitizer layout.
+std::size_t back_guard_bytes();
+
+/// Bytes of the front band of an allocation: 256 x k, k in 1..16 from the seed, `name`, `bytes`
+/// and how many allocations of that name and size came before it (`occurrence`).
+std::size_t front_guard_bytes(std::uint64_t seed, std::string_view name, std::size_t bytes, std::size_t occurrence);
 
 /// What a damaged band says: "wrote past the end of c: element count+2 (c has 1000 elements)".
 /// `front` and `back` are the bands as read back; nothing when both are intact. Host-only.

@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 
 namespace cl {
 namespace {
@@ -145,6 +146,22 @@ Verdict check_step(const StepInfo& step, const std::function<Comparison()>& tria
     return verdict;
 }
 
+std::uint64_t timed_run_draw(const StepInfo& step, std::string_view variant, int run, int repeats) {
+    if (run == repeats - 1) return kMainInputs;
+    if (run == second_input_run(step, variant, repeats)) return kSecondInputs;
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (const char c : fmt::format("{}|{}|{}", step.id, variant, run)) {  // FNV-1a
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 1099511628211ULL;
+    }
+    return kFirstFreshDraw + hash % (std::uint64_t{1} << 62);
+}
+
+std::string timed_run_key(const StepInfo& step, std::string_view variant, int run) {
+    return variant.empty() ? fmt::format("time {} run {}", step.id, run)
+                           : fmt::format("time {} {} run {}", step.id, variant, run);
+}
+
 PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
                      std::string unit, const TimingOptions& options, std::string variant) {
     PerfRecord record;
@@ -158,21 +175,32 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
     record.verdict = guarded(step, [&]() -> Verdict {
         (void)take_guard_damage();
         TimingBackend& backend = cuda_timing_backend(options.device_wide);
-        // One checked run first: a step that is not written or wrong is not timed at all.
+        if (!timed.refill || !timed.dump_outputs) {
+            throw std::logic_error("TimedStep: refill and dump_outputs are required (every timed run computes on "
+                                   "inputs of its own, and the grader checks its outputs)");
+        }
+        // One checked run first, on the main set at the perf size: a step that is not written or
+        // wrong is not timed at all.
         if (timed.reset) timed.reset();
+        timed.refill(kMainInputs);
         timed.run();
         CUDA_CHECK_SYNC();
         if (Verdict first = judge_with_guards(step, timed.verify()); !first.passed()) return first;
 
-        const int second =
-            timed.use_inputs && options.repeats >= 2 ? second_input_run(step, record.variant, options.repeats) : -1;
+        const int repeats = options.repeats;
+        const int second = second_input_run(step, record.variant, repeats);
         int next_timed = -1;  // the timed run about to start; -1 while warming up
         std::optional<Verdict> second_failed;
         const std::function<void()> reset = [&] {
-            if (next_timed == second && second >= 0) timed.use_inputs(1);  // before the reset sees the set
             if (timed.reset) timed.reset();
+            if (next_timed >= 0) timed.refill(timed_run_draw(step, record.variant, next_timed, repeats));
         };
         const std::function<void(int)> after = [&](int run) {
+            if (!run_options().dump_path.empty()) {
+                CUDA_CHECK_SYNC();
+                const OutputDumpScope scope(timed_run_key(step, record.variant, run));
+                timed.dump_outputs();
+            }
             if (run == second) {
                 CUDA_CHECK_SYNC();
                 const Verdict v = judge_with_guards(step, timed.verify());
@@ -181,22 +209,21 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
                                             fmt::format("step {}: timed run {} (on a second input set) wrote nothing: "
                                                         "every run must do the whole work",
                                                         step.id, run)};
-                } else if (!v.passed()) {
+                } else if (!v.passed() && !second_failed) {
                     second_failed = Verdict{Status::wrong, fmt::format("{} (timed run {}, on a second input set)",
                                                                        v.message, run)};
                 }
-                timed.use_inputs(0);
             }
             next_timed = run + 1;
         };
         TimingOptions warmup = options;
         warmup.repeats = 0;
         (void)timed_runs(backend, timed.run, warmup, reset);
-        TimingOptions repeats = options;
-        repeats.warmup = 0;
-        repeats.warmup_ms = 0.0;
+        TimingOptions timed_options = options;
+        timed_options.warmup = 0;
+        timed_options.warmup_ms = 0.0;
         next_timed = 0;
-        record.ms = median(timed_runs(backend, timed.run, repeats, reset, after));
+        record.ms = median(timed_runs(backend, timed.run, timed_options, reset, after));
         CUDA_CHECK_SYNC();
         if (second_failed) return *second_failed;
         const Comparison last = timed.verify();

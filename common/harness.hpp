@@ -4,10 +4,12 @@
 #pragma once
 
 #include "compare.hpp"
+#include "refill.hpp"
 #include "results.hpp"
 #include "table.hpp"
 #include "timing.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -32,17 +34,24 @@ struct TimedStep {
     std::function<void()> reset;
     /// Enqueues the step once.
     std::function<void()> run;
-    /// Checks the output of the run that just happened, on the input set in use.
+    /// Checks the output of the run that just happened, on the input set loaded last.
     std::function<Comparison()> verify;
-    /// Optional: switches the problem to input set 0 (the main one) or 1 (a second one). One
-    /// timed run, chosen from the seed, runs on set 1 and is verified; a step that replays an
-    /// earlier result fails there.
-    std::function<void(int)> use_inputs;
+    /// Writes the inputs of `draw` into the step's input buffers, in place (the same buffers every
+    /// time), after `reset`: kMainInputs the main set and kSecondInputs a second one, both known
+    /// to verify(); any other draw fresh values from the run's seed and the draw (refill.hpp). Every
+    /// timed run computes on inputs no earlier run has seen: one chosen from the seed on the
+    /// second set and the last on the main set, both verified; the others on fresh draws, whose
+    /// outputs go to the output dump (`dump_outputs`) for the grader to compare with the reference
+    /// solution's on the same seed. A step that replays an earlier result fails.
+    std::function<void(std::uint64_t draw)> refill;
+    /// Records the outputs of the run that just happened in the output dump, with
+    /// dump_device_outputs or dump_host_outputs (refill.hpp). Required with `refill`.
+    std::function<void()> dump_outputs;
 };
-
-/// Times `timed.run` (median of repeats, reset before every run), verifies the timed run on
-/// the second input set (if any) and the last timed run, checks the guard bands and that the
-/// throughput is physically possible. Prints nothing; records the perf result under `variant`,
+/// Times `timed.run` (median of repeats, reset and refill before every run), verifies the first
+/// (untimed) run, the timed run on the second input set and the last timed run, records every timed
+/// run's outputs in the output dump (when the grader asks for one), checks the guard bands and that
+/// the throughput is physically possible. Prints nothing; records the perf result under `variant`,
 /// never throws.
 PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
                      std::string unit, const TimingOptions& options = {}, std::string variant = {});
@@ -51,6 +60,14 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
 /// that uses the second input set, drawn from the run's seed and the step (and variant), so
 /// that a student cannot know it in advance.
 int second_input_run(const StepInfo& step, std::string_view variant, int repeats);
+
+/// The draw (TimedStep::refill) of timed run `run` of a step: kSecondInputs on the run
+/// second_input_run chose, kMainInputs on the last, and on every other run a fresh draw, unique
+/// to the step, the variant and the run (so no step can replay another's result either).
+std::uint64_t timed_run_draw(const StepInfo& step, std::string_view variant, int run, int repeats);
+
+/// The output dump's key of one timed run: "time 3 run 7" ("time 3 n=4096 run 7" with a variant).
+std::string timed_run_key(const StepInfo& step, std::string_view variant, int run);
 
 /// Why `throughput` cannot be real on this GPU (above 1.1 x roof.ceiling), or nothing.
 std::optional<std::string> implausible(double throughput, const Roof& roof);

@@ -17,8 +17,17 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace cl {
+
+/// One output value at a place drawn from the seed, and how far a correct one may lie from the
+/// reference solution's (the records of timed runs, refill.hpp).
+struct OutputSample {
+    std::size_t index = 0;
+    double value = 0.0;
+    double allowed = 0.0;
+};
 
 /// One comparison's outputs, summarized.
 struct OutputSketch {
@@ -27,6 +36,7 @@ struct OutputSketch {
     double tolerance_sum = 0.0;          ///< sum of what each element may differ from the expected value
     double magnitude_sum = 0.0;          ///< sum of |output| (for the rounding of the sums)
     std::size_t non_finite = 0;          ///< NaN and infinite outputs (left out of the sums)
+    std::vector<OutputSample> samples;   ///< timed runs only: values at places drawn from the seed
 };
 
 /// The random signs of one sum: +1 or -1 per element, from a 64-bit seed.

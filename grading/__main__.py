@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""python3 -m grading {grade,gradebook,verify-course,export-student,build-reference,make-fixtures}
+"""python3 -m grading {grade,gradebook,ids,collect,similarity,verify-course,export-student,build-reference,
+make-fixtures,progress}
 
 See docs/grading.md. Exit status of `grade`: 0 graded (and at or above --pass-at), 1 graded but
 below --pass-at, 2 the grader could not work (bad arguments, course, configuration, sandbox),
@@ -11,14 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from . import outputs
+from coursemodel import submission_ids
+
+from . import collect, outputs
 from .config import Config, ConfigError
 from .course import Course, CourseError
 from .export import ExportError, export
@@ -27,18 +29,12 @@ from .seeds import Seeds
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_COURSE = Path(__file__).resolve().parent.parent
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
-RESERVED_OUTPUTS = {"gradebook.csv"}  # names the grader writes next to the submissions' folders
+RESERVED_OUTPUTS = collect.RUN_OUTPUTS  # names the grader writes next to the submissions' folders
 
 
 def submission_id(path: Path) -> str:
-    name = os.fsencode(path.name).decode("utf-8", "replace")
-    for suffix in ARCHIVE_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
-    return name or "submission"
+    """A submission's id on its own (coursemodel.submission_ids: the one definition)."""
+    return submission_ids.plain_id(path)
 
 
 def plan_batch(entries: list[Path], out: Path) -> list[tuple[str, Path, Path, str]]:
@@ -46,27 +42,16 @@ def plan_batch(entries: list[Path], out: Path) -> list[tuple[str, Path, Path, st
     ids collide (alice/ and alice.zip, names that differ in case only) or that would take a name the
     grader's own outputs use are all graded, under ids made unique (alice, alice-2), and the note
     says so (it goes into the report, the gradebook and the log)."""
-    items, taken = [], {name.lower() for name in RESERVED_OUTPUTS}
-    groups: dict[str, list[Path]] = {}
-    for entry in entries:
-        groups.setdefault(submission_id(entry).lower(), []).append(entry)
-    for entry in entries:
-        sid = submission_id(entry)
-        shown = os.fsencode(entry.name).decode("utf-8", "replace")
-        clash = groups[sid.lower()]
-        unique, number = sid, 1
-        while unique.lower() in taken:
-            number += 1
-            unique = f"{sid}-{number}"
-        taken.add(unique.lower())
-        note = ""
-        if len(clash) > 1:
-            others = ", ".join(os.fsencode(e.name).decode("utf-8", "replace") for e in clash if e != entry)
-            note = f"the name {shown!r} gives the same id as {others}: graded as '{unique}'"
-        elif unique != sid:
-            note = f"the name {shown!r} is one the grader's own outputs use: graded as '{unique}'"
-        items.append((unique, entry, out / unique, note))
-    return items
+    return [(item.id, item.path, out / item.id, item.note) for item in submission_ids.assign(entries, RESERVED_OUTPUTS)]
+
+
+def forget_earlier_grade(out_dir: Path) -> None:
+    """Removes the summary.json an earlier run left in a submission's output folder, before this
+    run grades it: a run that then fails leaves no summary, never an old one."""
+    try:
+        (out_dir / "summary.json").unlink()
+    except FileNotFoundError:
+        pass
 
 
 def format_duration(seconds: float) -> str:
@@ -139,10 +124,27 @@ def parse(argv: list[str]) -> argparse.Namespace:
     g.add_argument("--keep-scratch", action="store_true", help="keep the build and run folders, on disk (debugging)")
     g.add_argument("--verbose", action="store_true", help="every stage of every lab on standard error (the default "
                                                           "on a terminal)")
+    g.add_argument("--no-similarity", action="store_true",
+                   help="with --submissions: leave out the copy-detection stage (similarity.md)")
 
     b = sub.add_parser("gradebook", help="the CSV gradebook from grade outputs")
     b.add_argument("dirs", type=Path, nargs="+", help="grade --out folders, or folders of them")
     b.add_argument("--csv", type=Path, help="write here (default: standard output)")
+    b.add_argument("--manifest", type=Path,
+                   help="a run's submissions.tsv: only the submissions it lists, each from DIR/<id>/summary.json")
+
+    i = sub.add_parser("ids", help="each submission of a folder: index, id and path, tab-separated (the ids the "
+                                   "folder grader gives; the Slurm scripts use them)")
+    i.add_argument("submissions", type=Path, help="a folder of submissions (one per entry)")
+
+    c = sub.add_parser("collect", help="a run's gradebook.csv, hours.csv and summary.md from its submissions.tsv "
+                                       "(the Slurm collect job)")
+    c.add_argument("out", type=Path, help="the run's output folder (submit.sh's OUT_DIR, or grade's --out)")
+
+    m = sub.add_parser("similarity", help="copy detection across a run's submissions (Dolos): similarity.md and "
+                                          "similarity.json beside the gradebook, for the instructors")
+    _common(m)
+    m.add_argument("out", type=Path, help="the run's output folder, with its submissions.tsv")
 
     v = sub.add_parser("verify-course", help="every solution passes, every starter says 'not implemented'")
     _common(v)
@@ -225,14 +227,16 @@ def cmd_grade(args) -> int:
         if args.submission is not None:
             items = [(args.id or submission_id(args.submission), args.submission, out, "")]
         else:
-            entries = sorted((p for p in args.submissions.iterdir() if not p.name.startswith(".")),
-                             key=lambda p: os.fsencode(p.name))
-            items = plan_batch(entries, out)
+            # This run's submissions, recorded before any is graded: the gradebook holds these only.
+            listed = submission_ids.of_folder(args.submissions, RESERVED_OUTPUTS)
+            collect.write_manifest(out / collect.MANIFEST, listed, strict=False)
+            items = [(item.id, item.path, out / item.id, item.note) for item in listed]
         progress = Progress(len(items))
         grades = []
         for sid, path, out_dir, note in items:
             if note:
                 log(f"WARNING: {note}")
+            forget_earlier_grade(out_dir)
             try:  # one submission never stops the batch
                 grade = grader.grade(path, sid, labs, out_dir / "logs", progress=progress.lab_done)
                 if note:
@@ -253,13 +257,9 @@ def cmd_grade(args) -> int:
         for name, why in refused:
             log(f"{name}: {why}")
         if args.submissions is not None:
-            summaries = []
-            for path in outputs.find_summaries([out]):
-                try:
-                    summaries.append(json.loads(path.read_text(encoding="utf-8")))
-                except (OSError, ValueError):
-                    continue
-            (out / "gradebook.csv").write_text(outputs.gradebook(summaries, refused), encoding="utf-8")
+            if not args.no_similarity:
+                similarity_stage(out, listed, course, labs, config, sandbox.reader_identity, log)
+            collect.collect(out, listed, out, dict(refused), out / collect.MANIFEST)
     finally:
         if args.keep_scratch:
             log(f"--keep-scratch: the build and run folders are kept in {scratch}")
@@ -274,7 +274,95 @@ def cmd_grade(args) -> int:
     return EXIT_OK
 
 
+def similarity_stage(out: Path, items, course, labs, config, reader_of, log) -> None:
+    """Copy detection at the end of a folder run: similarity.md beside the gradebook. Never fails
+    the run (and never changes a grade): a problem is a line in the log."""
+    from . import similarity
+    try:
+        data = similarity.run(out, items, course, labs, config, out / collect.MANIFEST, reader_of)
+    except Exception as error:
+        log(f"WARNING: copy detection failed: {error!r} (the grades are not affected)")
+        return
+    if data["status"] != "ran":
+        log(f"copy detection not run: {data['reason']}")
+    else:
+        flagged = sum(len(lab["pairs"]) for lab in data["labs"])
+        log(f"copy detection: {flagged} pair(s) at or above {data['threshold']:g}: {out / collect.SIMILARITY_MD}")
+
+
+def graded_folder(out: Path) -> Path:
+    """Where a run's submission folders are: OUT/graded/<id> (a Slurm run), else OUT/<id>."""
+    return out / "graded" if (out / "graded").is_dir() else out
+
+
+def run_manifest(out: Path) -> list:
+    path = out / collect.MANIFEST
+    if not path.is_file():
+        raise ValueError(f"{out} has no {collect.MANIFEST}: not the output folder of a grading run (grade "
+                         "--submissions, or grading/slurm/submit.sh)")
+    return collect.read_manifest(path)
+
+
+def cmd_ids(args) -> int:
+    listed = submission_ids.of_folder(args.submissions.resolve(), RESERVED_OUTPUTS)
+    if not listed:
+        raise ValueError(f"no submissions in {args.submissions}")
+    text = collect.manifest_bytes(listed, strict=True)
+    sys.stdout.flush()
+    if hasattr(sys.stdout, "buffer"):  # the names' bytes as they are (not UTF-8 ones included)
+        sys.stdout.buffer.write(text)
+    else:
+        sys.stdout.write(os.fsdecode(text))
+    sys.stdout.flush()
+    for item in listed:
+        if item.note:
+            print(f"note: {item.note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_collect(args) -> int:
+    out = args.out.resolve()
+    listed = run_manifest(out)
+    gathered = collect.collect(out, listed, graded_folder(out), manifest=out / collect.MANIFEST)
+    print(f"gradebook: {out / collect.GRADEBOOK} ({len(gathered.summaries)} of {len(listed)} submission(s) with a "
+          f"grade); {out / collect.HOURS}; {out / collect.SUMMARY}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_similarity(args) -> int:
+    from . import similarity
+    out = args.out.resolve()
+    listed = run_manifest(out)
+    course, config, labs = load(args)
+    if not args.labs:  # the labs this run graded
+        graded = collect.gather(listed, graded_folder(out)).summaries
+        names = {str(lab) for summary in graded for lab in (summary.get("labs") or {})}
+        labs = [lab for lab in labs if lab.name in names] or labs
+    data = similarity.run(out, listed, course, labs, config, out / collect.MANIFEST)
+    if data["status"] != "ran":
+        print(f"copy detection not run: {data['reason']} (nothing else is affected)", file=sys.stderr)
+        return EXIT_OK
+    flagged = sum(len(lab["pairs"]) for lab in data["labs"])
+    failed = [lab["lab"] for lab in data["labs"] if lab["error"]]
+    print(f"{out / collect.SIMILARITY_MD}: {flagged} pair(s) at or above {data['threshold']:g}"
+          + (f"; not compared: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_gradebook(args) -> int:
+    if args.manifest is not None:
+        if len(args.dirs) != 1:
+            raise ValueError("with --manifest, name the one folder that holds the submissions' folders")
+        listed = collect.read_manifest(args.manifest)
+        gathered = collect.gather(listed, args.dirs[0])
+        text = outputs.gradebook(gathered.summaries, gathered.missing)
+        if args.csv:
+            args.csv.write_text(text, encoding="utf-8")
+            print(f"wrote {args.csv}: {len(gathered.summaries)} of {len(listed)} submission(s) with a grade",
+                  file=sys.stderr)
+        else:
+            sys.stdout.write(text)
+        return EXIT_OK
     summaries = []
     for path in outputs.find_summaries(args.dirs):
         try:
@@ -298,17 +386,15 @@ def cmd_gradebook(args) -> int:
 
 def slurm_progress(out: Path, now: float | None = None) -> tuple[str, bool]:
     """The progress line of a Slurm run (grading/slurm/submit.sh) from what its array tasks have
-    written so far: submissions.txt lists the tasks, graded/<id>/summary.json appears as each task
-    ends, and the time left is extrapolated from the time since submissions.txt was written.
-    Returns the line and whether every submission has its grade."""
-    listing = out / "submissions.txt"
-    total = sum(1 for line in listing.read_text(encoding="utf-8").splitlines() if line.strip())
+    written so far: submissions.tsv lists the tasks, graded/<id>/summary.json appears as each task
+    ends (only the ids listed count: a folder of an earlier run does not), and the time left is
+    extrapolated from the time since submissions.tsv was written. Returns the line and whether
+    every submission has its grade."""
+    listing = out / collect.MANIFEST
+    listed = collect.read_manifest(listing)
+    total = len(listed)
     done = labs = 0
-    for path in outputs.find_summaries([out / "graded"]) if (out / "graded").is_dir() else []:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+    for data in collect.gather(listed, out / "graded").summaries:
         done += 1
         labs += sum(1 for entry in (data.get("labs") or {}).values()
                     if isinstance(entry, dict) and entry.get("state") not in (None, "not_graded"))
@@ -383,7 +469,8 @@ def cmd_fixtures(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
-    commands = {"grade": cmd_grade, "gradebook": cmd_gradebook, "verify-course": cmd_verify,
+    commands = {"grade": cmd_grade, "gradebook": cmd_gradebook, "ids": cmd_ids, "collect": cmd_collect,
+                "similarity": cmd_similarity, "verify-course": cmd_verify,
                 "export-student": cmd_export, "build-reference": cmd_build_reference, "make-fixtures": cmd_fixtures,
                 "progress": cmd_progress}
     try:

@@ -2,21 +2,24 @@
 """A lab's written answers (lab.json's "answers_file", e.g. labs/01-matadd/answers.md), taken from a
 submission for the TA to read: never built, run or scored. The text is cut to MAX_KEPT bytes, its
 invalid UTF-8 replaced and its control characters removed here; outputs.py escapes it where it is
-shown. The answers are counted with tools/answers_template.py's parse(), as `./lab status` counts them.
+shown. The answers are counted with coursemodel.answers_template's parse(): each core question of the
+sheet once (a heading filled in many times counts once; a heading that is not a core question of the
+sheet counts for none; both are reported), so the count is never more than the sheet's total. The
+hours written at the end ("## Hours spent") are read by grading/hours.py.
 """
 
 from __future__ import annotations
 
 import codecs
-import importlib.util
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursemodel import answers_template, sheets
+
+from . import hours as hours_spent
 from .safeio import CONTROL, clean_text
 
 MAX_KEPT = 64 << 10  # bytes of the file shown; the rest is cut, with a note
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
 
 @dataclass
@@ -28,6 +31,10 @@ class WrittenAnswers:
     total: int = 0  # the sheet's core questions
     predicted: int = 0  # with a prediction
     complete: int = 0  # with a prediction and a measurement
+    duplicates: dict[str, int] = field(default_factory=dict)  # question label -> how many headings answer it
+    unknown: list[str] = field(default_factory=list)  # '## Question N' headings that are no core question
+    hours: float | None = None  # "## Hours spent", where readable
+    hours_problem: str = ""  # a number was written but not a plausible one
 
     def count(self) -> str:
         """'4 of 6': the questions with both fields filled (as `./lab status` counts them)."""
@@ -35,36 +42,54 @@ class WrittenAnswers:
 
     def as_dict(self) -> dict:
         return {"file": self.path, "handed_in": self.handed_in, "total": self.total, "predicted": self.predicted,
-                "complete": self.complete, "notes": self.notes}
+                "complete": self.complete, "notes": self.notes, "duplicates": self.duplicates,
+                "unknown": self.unknown, "hours": self.hours, "hours_problem": self.hours_problem}
 
 
-def _template():
-    """tools/answers_template.py (the format's one definition), loaded once."""
-    module = sys.modules.get("answers_template")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("answers_template", TOOLS / "answers_template.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules["answers_template"] = module
-    return module
+@dataclass(frozen=True)
+class SheetQuestions:
+    """A lab's core questions, from its sheet: each one's label and the headings it accepts."""
+    questions: tuple = ()  # coursemodel.sheets.Question
+
+    @property
+    def total(self) -> int:
+        return len(self.questions)
+
+    def label_of(self, heading: str) -> str | None:
+        """The label of the core question that `## Question <heading>` answers, or None."""
+        for question in self.questions:
+            if question.accepts(heading) or question.accepts(heading.lower()):
+                return question.label
+        return None
+
+
+def core_questions(course_root: Path, lab: str) -> SheetQuestions:
+    """The core questions of a lab's sheet (labs/<lab>/README.md); none where it cannot be read."""
+    try:
+        text = (Path(course_root) / "labs" / lab / "README.md").read_text(encoding="utf-8")
+    except OSError:
+        return SheetQuestions()
+    return SheetQuestions(tuple(sheets.core_questions(text)))
 
 
 def core_total(course_root: Path, lab: str) -> int:
     """The number of core questions of a lab's answers file, from the course's own sheet."""
-    state = _template().state(Path(course_root), lab)
+    state = answers_template.state(Path(course_root), lab)
     return state["total"] if state else 0
 
 
-def missing(path: str, total: int, refused: str = "") -> WrittenAnswers:
+def missing(path: str, total: "int | SheetQuestions", refused: str = "") -> WrittenAnswers:
     """No written answers: the file is not in the submission, or was refused (a link...)."""
-    answers = WrittenAnswers(path, total=total)
+    answers = WrittenAnswers(path, total=total.total if isinstance(total, SheetQuestions) else total)
     answers.notes.append(f"{path} was refused ({refused}): no written answers" if refused
                          else f"no written answers ({path} is not in the submission)")
     return answers
 
 
-def read(path: str, data: bytes, size: int, total: int) -> WrittenAnswers:
-    """The written answers from the file's content `data` (possibly only its head) of `size` bytes."""
+def read(path: str, data: bytes, size: int, total: "int | SheetQuestions") -> WrittenAnswers:
+    """The written answers from the file's content `data` (possibly only its head) of `size` bytes.
+    total: the sheet's core questions (SheetQuestions), or only their number (then every distinct
+    heading counts, up to that number)."""
     answers = WrittenAnswers(path, handed_in=True)
     cut = max(size, len(data)) > MAX_KEPT
     head = data[:MAX_KEPT]
@@ -81,8 +106,34 @@ def read(path: str, data: bytes, size: int, total: int) -> WrittenAnswers:
                              "are shown")
         text += f"\n[... cut: the first {MAX_KEPT >> 10} KiB of {max(size, len(data))} bytes are shown]"
     answers.text = text
-    parsed = _template().parse(text)
-    answers.total = total or len(parsed)
-    answers.predicted = sum(1 for a in parsed if a["prediction"])
-    answers.complete = sum(1 for a in parsed if a["prediction"] and a["measured"])
+    count_answers(answers, answers_template.parse(text), total)
+    figure = hours_spent.parse(text)
+    answers.hours, answers.hours_problem = figure.value, figure.problem
+    if figure.problem:
+        answers.notes.append(figure.problem)
     return answers
+
+
+def count_answers(answers: WrittenAnswers, parsed: list[dict], total: "int | SheetQuestions") -> None:
+    """Sets answers' counts from the parsed headings: each core question once, at most the total;
+    duplicates and headings that are no core question go into the notes."""
+    sheet = total if isinstance(total, SheetQuestions) and total.total else None
+    by_question: dict[str, list[dict]] = {}
+    unknown: dict[str, int] = {}
+    for answer in parsed:
+        label = sheet.label_of(answer["label"]) if sheet else answer["label"]
+        if label is None:
+            unknown[answer["label"]] = unknown.get(answer["label"], 0) + 1
+        else:
+            by_question.setdefault(label, []).append(answer)
+    limit = sheet.total if sheet else (total if isinstance(total, int) else 0) or len(by_question)
+    answers.total = limit
+    answers.predicted = min(limit, sum(1 for group in by_question.values() if any(a["prediction"] for a in group)))
+    answers.complete = min(limit, sum(1 for group in by_question.values()
+                                      if any(a["prediction"] and a["measured"] for a in group)))
+    answers.duplicates = {label: len(group) for label, group in by_question.items() if len(group) > 1}
+    answers.unknown = sorted(unknown)
+    for label, times in answers.duplicates.items():
+        answers.notes.append(f"question {label} is answered under {times} headings: counted once")
+    for label in answers.unknown:
+        answers.notes.append(f"'## Question {label}' is not a core question of the sheet: not counted")

@@ -33,14 +33,19 @@ BUILTIN = {
         "submission_max": "256M",
         "submission_entries": 50_000,
         "submission_timeout_s": 120,
+        "perf_pairs": 3,
     },
     "sandbox": {"require": True, "user": "nobody", "run_uids": [1_900_000_000, 1_999_999_999], "extra_ro_binds": []},
     "object_check": {"on_violation": "zero_lab", "code_max": "8M", "timeout_s": 300},
     "sanitizers": {"tools": ["memcheck", "racecheck", "synccheck"], "on_finding": "fail_step",
                    "on_timeout": "review"},
     "gradescope": {"visibility": "visible", "stdout_visibility": "hidden"},
+    # Copy detection (grading/similarity.py): pairs at or above the threshold are reported.
+    "similarity": {"threshold": 0.6, "kgram_length": 23, "kgrams_in_window": 17, "max_fragments": 10,
+                   "timeout_s": 600},
     "on_sticky_error": "zero_lab",
-    "student_edition_exclude": ["solutions/", "grading/grading.json", "grading/*.key", "grading/secrets/", ".devkit/"],
+    "student_edition_exclude": ["solutions/", "grading/grading.json", "grading/*.key", "grading/secrets/",
+                                "grading/tests/similarity_fixtures/", ".devkit/"],
 }
 
 STEP_KEYS = ("correctness_points", "performance_points", "full_ratio", "floor_ratio", "max_ratio", "metric")
@@ -122,7 +127,7 @@ class Config:
                 raise ConfigError(f"limits.{key} must be a positive number of seconds")
         for key in ("memory_max", "output_max", "tmp_max", "scratch_max", "submission_max"):
             parse_size(limits[key])
-        for key in ("processes_max", "submission_entries"):
+        for key in ("processes_max", "submission_entries", "perf_pairs"):
             if not isinstance(limits.get(key), int) or isinstance(limits[key], bool) or limits[key] < 1:
                 raise ConfigError(f"limits.{key} must be a whole number >= 1")
         sandbox = self.data["sandbox"]
@@ -153,6 +158,14 @@ class Config:
         for key in ("visibility", "stdout_visibility"):
             if self.data["gradescope"].get(key) not in GRADESCOPE_VISIBILITY:
                 raise ConfigError(f"gradescope.{key} must be one of {', '.join(GRADESCOPE_VISIBILITY)}")
+        similarity = self.data["similarity"]
+        if not _is_number(similarity.get("threshold")) or not 0 < similarity["threshold"] <= 1:
+            raise ConfigError("similarity.threshold must be a number in (0, 1]")
+        for key in ("kgram_length", "kgrams_in_window", "max_fragments"):
+            if not isinstance(similarity.get(key), int) or isinstance(similarity[key], bool) or similarity[key] < 1:
+                raise ConfigError(f"similarity.{key} must be a whole number >= 1")
+        if not _is_number(similarity.get("timeout_s")) or similarity["timeout_s"] <= 0:
+            raise ConfigError("similarity.timeout_s must be a positive number of seconds")
 
     @staticmethod
     def _check_rule(rule: dict, where: str) -> None:
@@ -202,6 +215,10 @@ class Config:
     @property
     def gradescope(self) -> dict:
         return self.data["gradescope"]
+
+    @property
+    def similarity(self) -> dict:
+        return self.data["similarity"]
 
     @property
     def student_edition_exclude(self) -> list[str]:

@@ -1,68 +1,21 @@
 # SPDX-License-Identifier: MIT
-"""The instructor's course tree: its labs (from each lab.json) and its student edition."""
+"""The instructor's course tree: its labs (coursemodel.labs reads their lab.json) and its student edition."""
 
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
-import re
 import shutil
 import subprocess
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
+from coursemodel import labs as course_labs
+from coursemodel.labs import Lab, LabError, is_safe_relative  # noqa: F401  (the grader's names for them)
+
 # Never part of any edition or staging copy: version control, build outputs, caches.
-ALWAYS_SKIPPED = (".git/", "build/", "build-*/", "builddir/", "__pycache__/", "*.pyc", "site/")
-
-
-class CourseError(RuntimeError):
-    """The course tree is not usable for grading."""
-
-
-@dataclass(frozen=True)
-class Lab:
-    name: str
-    title: str
-    student_files: tuple[str, ...]
-    harness: str
-    student_host_calls: tuple[str, ...] = ()  # runtime functions a student file may call beyond kernel launches
-    answers_file: str = ""  # the student's written answers (lab.json's "answers_file"): read by a person, never built
-
-    def student_paths(self) -> list[str]:
-        """Repository-relative paths of the files a student edits."""
-        return [f"labs/{self.name}/{f}" for f in self.student_files]
-
-
-def is_safe_relative(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return bool(parts) and not path.startswith("/") and "\\" not in path and all(
-        p not in ("", ".", "..") for p in parts)
-
-
-def load_lab(lab_dir: Path) -> Lab:
-    try:
-        data = json.loads((lab_dir / "lab.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise CourseError(f"{lab_dir}/lab.json: {error}") from error
-    name = data.get("name", lab_dir.name)
-    files = data.get("student_files")
-    harness = data.get("harness")
-    if name != lab_dir.name or not LAB_NAME.match(name):
-        raise CourseError(f"{lab_dir}/lab.json: name {name!r} must equal the folder name")
-    if not isinstance(files, list) or not files or not all(isinstance(f, str) and is_safe_relative(f) for f in files):
-        raise CourseError(f"{lab_dir}/lab.json: student_files must be a non-empty list of relative paths")
-    if not isinstance(harness, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", harness):
-        raise CourseError(f"{lab_dir}/lab.json: harness must be an executable name")
-    calls = data.get("student_host_calls", [])
-    if not isinstance(calls, list) or not all(isinstance(c, str) and re.fullmatch(r"[A-Za-z_][\w:]*", c) for c in calls):
-        raise CourseError(f"{lab_dir}/lab.json: student_host_calls must be a list of function names "
-                          "(C names, or qualified C++ names such as cl::Timeline::begin)")
-    answers = data.get("answers_file", "")
-    if not isinstance(answers, str) or (answers and (not is_safe_relative(answers) or answers in files)):
-        raise CourseError(f"{lab_dir}/lab.json: answers_file must be a relative path that is not a student file")
-    return Lab(name, str(data.get("title", "")), tuple(files), harness, tuple(calls), answers)
+ALWAYS_SKIPPED = (".git/", "build/", "build-*/", "builddir/", "__pycache__/", "*.pyc", "site/", "site-instructors/")
+# A course tree that cannot be graded; a lab.json that breaks the schema is one.
+CourseError = LabError
 
 
 class Course:
@@ -73,11 +26,7 @@ class Course:
 
     def labs(self) -> list[Lab]:
         """Every lab that the build knows (it has a meson.build) and that declares its files."""
-        labs = []
-        for lab_dir in sorted((self.root / "labs").iterdir()):
-            if lab_dir.is_dir() and (lab_dir / "lab.json").is_file() and (lab_dir / "meson.build").is_file():
-                labs.append(load_lab(lab_dir))
-        return labs
+        return course_labs.discover(self.root)
 
     def select(self, names: list[str] | None) -> list[Lab]:
         labs = self.labs()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 DUMP_MAX = 16 << 20  # bytes: a dump is a few KiB
 RECORDS_MAX = 100_000
 ROUNDING = 2.0 ** -52  # the sums are sums of doubles
+SAMPLES_MAX = 1024  # values a record may sample (the harness writes 64)
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Record:
     tolerance: float
     magnitude: float
     non_finite: int
+    samples: tuple[tuple[int, float, float], ...] = ()  # timed runs: (place, value, allowed)
 
 
 def parse(raw: bytes | None) -> tuple[dict[str, list[Record]], str]:
@@ -49,9 +51,13 @@ def parse(raw: bytes | None) -> tuple[dict[str, list[Record]], str]:
             continue
         try:
             item = json.loads(line)
+            samples = item.get("samples", [])
+            if not isinstance(samples, list) or len(samples) > SAMPLES_MAX:
+                raise ValueError("samples")
             record = Record(str(item["key"])[:100], int(item["n"]), int(item["count"]),
                             (_number(item["sums"][0]), _number(item["sums"][1])), _number(item["tolerance"]),
-                            _number(item["magnitude"]), int(item["non_finite"]))
+                            _number(item["magnitude"]), int(item["non_finite"]),
+                            tuple((int(p), _number(v), _number(a)) for p, v, a in samples))
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             return {}, "the output dump is not well-formed"
         records.setdefault(record.key, []).append(record)
@@ -84,6 +90,25 @@ def differs(student: Record, reference: Record) -> str:
         gap = abs(mine - theirs)
         if not gap <= allowed:  # also NaN
             return f"sums of the outputs {gap:.3g} apart, at most {allowed:.3g} allowed"
+    return differs_in_samples(student, reference)
+
+
+def differs_in_samples(student: Record, reference: Record) -> str:
+    """Why the sampled outputs of a timed run cannot both be right, or ''. The places come from the
+    seed (the same in both records); each value must lie within twice the reference's allowance of
+    the reference's value (the student's own allowance is the student's word, and not used)."""
+    if len(student.samples) != len(reference.samples):
+        return f"{len(student.samples)} sampled outputs where the reference solution has {len(reference.samples)}"
+    for (place, mine, _), (their_place, theirs, allowed) in zip(student.samples, reference.samples):
+        if place != their_place:
+            return f"sampled output at {place} where the reference solution sampled {their_place}"
+        if math.isnan(theirs):
+            if not math.isnan(mine):
+                return f"output {place} is {mine!r} where the reference solution's is NaN"
+            continue
+        gap = abs(mine - theirs)
+        if not gap <= 2.0 * allowed + 4.0 * ROUNDING * abs(theirs):
+            return f"output {place} is {mine:.9g} where the reference solution's is {theirs:.9g}"
     return ""
 
 
@@ -103,4 +128,32 @@ def check_step(step_id: str, student: dict[str, list[Record]], reference: dict[s
         why = differs(a, b)
         if why:
             return f"comparison {index + 1} of {len(theirs)}: {why}"
+    return ""
+
+
+def timed_prefix(step_id: str) -> str:
+    return f"time {step_id} "
+
+
+def check_timed(step_id: str, student: dict[str, list[Record]], reference: dict[str, list[Record]]) -> str:
+    """Why the outputs of the step's timed runs (every run and variant the reference recorded, keys
+    "time <step> ... run <k>") cannot be the right ones, or ''. Each timed run computed on inputs of
+    its own, drawn from the seed, so a step that replays an earlier result or skips the work on the
+    runs nobody verifies in the process differs from the reference here."""
+    prefix = timed_prefix(step_id)
+    keys = sorted(k for k in reference if k.startswith(prefix))
+    for key in keys:
+        mine = student.get(key, [])
+        theirs = reference[key]
+        if not mine:
+            return f"{key}: the timed run recorded no outputs"
+        if len(mine) != len(theirs):
+            return f"{key}: {len(mine)} outputs recorded where the reference solution's run has {len(theirs)}"
+        for a, b in zip(mine, theirs):
+            why = differs(a, b)
+            if why:
+                return f"{key}: {why}"
+    extra = sorted(k for k in student if k.startswith(prefix) and k not in reference)
+    if extra:
+        return f"{extra[0]}: a timed run the reference solution does not have"
     return ""

@@ -8,7 +8,12 @@ in one of two editions of the starters (docs/authoring.md, "Two editions"):
 
 A hint line is a whole-line comment, so dropping it changes no token the compiler sees: the
 standard edition builds wherever the guided one does. A marker anywhere else (after code, or
-spliced to the line before it by a backslash) is refused, since the line could not be dropped."""
+spliced to the line before it by a backslash) is refused, since the line could not be dropped.
+
+Markdown (coursemodel/audience.py): both editions drop every instructors-only block of every
+Markdown file they ship (the docs, the sheets); the standard edition also drops the sheets'
+`<details><summary>Hint</summary>` blocks, which the guided edition keeps. A marker without its
+partner is an export error naming the file and the line. Every edition carries LICENSE."""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from coursemodel.audience import AudienceError, for_audience
+
 from .course import Course, copy_files
 
 
@@ -29,6 +36,8 @@ class ExportError(RuntimeError):
 
 
 EDITIONS = ("standard", "guided")
+INSTRUCTORS_ONLY = ("solutions/", "instructors/")
+LICENSE = "LICENSE"  # at the top of the course and of every edition
 HINT_LINE = re.compile(rb"^[ \t]*//[ \t]*HINT\(step \d+\):")
 HINT_MARKER = re.compile(rb"HINT\(step\b")
 
@@ -59,12 +68,36 @@ def edition_bytes(data: bytes, edition: str, where: str = "") -> bytes:
     return b"".join(kept)
 
 
+def markdown_bytes(data: bytes, rel: str, edition: str) -> bytes:
+    """A Markdown file as the edition hands it out: without its instructors-only blocks, and in the
+    standard edition a sheet without its hints. Raises ExportError for an unbalanced marker."""
+    if edition not in EDITIONS:
+        raise ExportError(f"unknown edition {edition!r}: {' or '.join(EDITIONS)}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExportError(f"{rel}: not UTF-8 ({error})") from error
+    try:
+        out = for_audience(text, rel, edition)
+    except AudienceError as error:
+        raise ExportError(str(error)) from error
+    return data if out == text else out.encode("utf-8")
+
+
 def edition_contents(course: Course, files: list[str], edition: str) -> dict[str, bytes]:
-    """The student files of the edition whose bytes differ from the course's (the rest is copied)."""
+    """The files of the edition whose bytes differ from the course's (the rest is copied): the
+    student files without their hint lines (standard), every Markdown file without its
+    instructors-only blocks, the sheets without their hints (standard)."""
     changed = {}
-    for rel in sorted(student_paths(course) & set(files)):
+    students = student_paths(course)
+    for rel in sorted(set(files)):
+        is_student, is_markdown = rel in students, rel.endswith(".md")
+        if not is_student and not is_markdown:
+            continue
         data = (course.root / rel).read_bytes()
-        out = edition_bytes(data, edition, rel)
+        out = edition_bytes(data, edition, rel) if is_student else data
+        if is_markdown:
+            out = markdown_bytes(out, rel, edition)
         if out != data:
             changed[rel] = out
     return changed
@@ -115,11 +148,14 @@ def export(course: Course, exclude: list[str], out: Path, prefix: str = "cuda-la
     def data_of(rel: str) -> bytes:
         return contents[rel] if rel in contents else (course.root / rel).read_bytes()
 
+    if LICENSE not in files:
+        raise ExportError(f"refusing to export: the edition has no {LICENSE} (the course's licence, at its top)")
     problems = leaks(course, files, contents)
     if problems:
         raise ExportError("refusing to export: " + "; ".join(problems))
-    if any(f.startswith("solutions/") for f in files):
-        raise ExportError("refusing to export: solutions/ is not excluded (student_edition_exclude)")
+    for folder in INSTRUCTORS_ONLY:  # the solutions, and the probes whose kernels would hand out steps
+        if any(f.startswith(folder) for f in files):
+            raise ExportError(f"refusing to export: {folder} is not excluded (student_edition_exclude)")
     out = Path(out)
     if out.resolve().is_relative_to(course.root) and not out.name.endswith((".zip", ".tar.gz", ".tgz")):
         raise ExportError(f"{out} is inside the course tree; export elsewhere")

@@ -17,7 +17,9 @@ from pathlib import Path
 from .course import Course, Lab
 
 LAB01 = "01-matadd"
+LAB04 = "04-matmul-tiled"
 LAB06 = "06-reduction"
+LAB08 = "08-nbody"
 LAUNCHERS_MARK = "// The launchers: given"
 
 
@@ -461,6 +463,18 @@ class GpuCase:
     expect: str  # what the grade must show (gpu_fixtures.sh checks it)
     snippet: str = ""
     edition: str = "solution"  # whose student file the case starts from: "solution" or "starter"
+    kernels: str = ""  # replaces the solution's kernels: from its anonymous namespace to the launchers
+
+
+def replace_kernels(text: bytes, kernels: str) -> bytes:
+    """The student file with everything from its first anonymous namespace (where the kernels
+    begin) to the given launchers replaced by `kernels`, which closes the namespaces it opens."""
+    source = text.decode()
+    start, end = source.find("\nnamespace {\n"), source.find(LAUNCHERS_MARK)
+    if start < 0 or end < start:
+        raise ValueError("fixture: the solution's kernels are no longer between `namespace {` and the launchers; "
+                         "update grading/fixtures.py")
+    return (source[:start + 1] + kernels.strip("\n") + "\n\n" + source[end:]).encode()
 
 
 # The attack of class 1 (issue 20), run for real: an untouched starter plus a weak definition of
@@ -525,6 +539,580 @@ __device__ void remember_launch(const float* c, std::size_t count) {
 __global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {
     if (memo_c == c && memo_count == count) return;  // "done already"'''
 
+# --- issue 28: a memo that only pays where a run repeats, and its honest baseline ----------------
+# Lab 04 with every step a naive product (the honest work), and the same with a memo at the perf
+# shape (the attack): the memo can only earn speed points if some timed run repeats an earlier
+# one's inputs. gpu_fixtures.sh compares the two fixtures' speed points.
+MATMUL_NAIVE_CORE = r'''
+namespace {
+
+// A fixture, not course code: every step computes c = a b naively. Each output is one dot product
+// read straight from global memory (a row of a, a column of b): no shared memory, no register
+// tiles. The launchers' grids are kept: a block covers its tile of c, its threads take the tile's
+// outputs in turn.
+
+__device__ float dot_product(const float* a, const float* b, int n, int k, int row, int col) {
+    float sum = 0.0F;
+    for (int p = 0; p < k; ++p) sum += a[static_cast<std::size_t>(row) * k + p] * b[static_cast<std::size_t>(p) * n + col];
+    return sum;
+}
+
+// A block's tile of c: tile_size outputs from (row0, col0), tile_cols to a row; output e of the tile
+// is thread e % threads's.
+struct BlockOutputs {
+    int row0;
+    int col0;
+    int tile_cols;
+    int tile_size;
+    int thread;
+    int threads;
+};
+
+__device__ BlockOutputs block_outputs(int row0, int col0, int tile_cols, int tile_size) {
+    return {row0, col0, tile_cols, tile_size, static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x),
+            static_cast<int>(blockDim.x * blockDim.y)};
+}
+
+__device__ void naive_outputs(const float* a, const float* b, float* c, int m, int n, int k, BlockOutputs t) {
+    for (int e = t.thread; e < t.tile_size; e += t.threads) {
+        const int row = t.row0 + e / t.tile_cols;
+        const int col = t.col0 + e % t.tile_cols;
+        if (row < m && col < n) c[static_cast<std::size_t>(row) * n + col] = dot_product(a, b, n, k, row, col);
+    }
+}
+'''
+
+MATMUL_NAIVE_TILE = r'''
+__device__ void compute_tile(const float* a, const float* b, float* c, int m, int n, int k, BlockOutputs t,
+                             int /*step*/) {
+    naive_outputs(a, b, c, m, n, k, t);
+}
+'''
+
+MATMUL_MEMO_TILE = r'''
+// The memo (the attack). At the perf shape (test_matmul_tiled.cpp's kPerfShape) a launch first looks
+// its inputs up: the a and b pointers and 32 values sampled from them. A hit copies the c computed
+// for them before and then, in the block that finishes last, waits on the GPU's nanosecond clock
+// until 0.95 x the reference solution's published time for the step: just faster than the
+// reference, whatever the work. A miss computes naively and remembers the result.
+constexpr int kPerfSize = 4096;
+constexpr std::size_t kPerfOutputs = static_cast<std::size_t>(kPerfSize) * kPerfSize;
+// A miss takes the place of an entry that has never been hit, if there is one: an input set that
+// comes back (a harness's main set, say) stays.
+constexpr int kMemoEntries = 4;
+constexpr int kMemoSamples = 32;  // 16 values of a, 16 of b
+
+struct MemoKey {
+    const float* a;
+    const float* b;
+    unsigned int samples[kMemoSamples];
+    int valid;
+    int used;  // hit at least once
+};
+__device__ MemoKey memo_keys[kMemoEntries];
+__device__ float memo_outputs[kMemoEntries][kPerfOutputs];
+__device__ int memo_victim = 0;                     // the entry a miss fills
+__device__ unsigned int memo_blocks_done = 0;       // blocks of this launch that have finished
+__device__ unsigned long long memo_started_ns = 0;  // when this launch's first block started
+
+__device__ unsigned long long clock_ns() {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+// The reference solution's time for `step` at the perf shape (docs/data/h100/04-matmul-tiled.json).
+__device__ unsigned long long reference_ns(int step) {
+    switch (step) {
+        case 1: return 21464200ULL;
+        case 2: return 21061400ULL;
+        case 3: return 16057700ULL;
+        case 4: return 8330210ULL;
+        case 5: return 3962780ULL;
+        default: return 2945660ULL;
+    }
+}
+
+// Sample s of the inputs, as bits: a value of a (s < 16) or of b, spread over the matrix.
+__device__ unsigned int memo_sample(const float* a, const float* b, int s) {
+    constexpr int kHalf = kMemoSamples / 2;
+    constexpr std::size_t kSpacing = kPerfOutputs / kHalf;
+    const float* x = s < kHalf ? a : b;
+    return __float_as_uint(x[static_cast<std::size_t>(s % kHalf) * kSpacing + static_cast<std::size_t>(s) * 4099 % kSpacing]);
+}
+
+// The entry that holds these inputs, or -1. Every thread of the block calls it.
+__device__ int memo_lookup(const float* a, const float* b, int thread) {
+    if (thread == 0) atomicCAS(&memo_started_ns, 0ULL, clock_ns());  // the first block stamps the launch
+    int hit = -1;
+    for (int e = 0; e < kMemoEntries; ++e) {
+        bool differs = false;
+        if (thread < kMemoSamples) {
+            const MemoKey& key = memo_keys[e];
+            differs = key.valid == 0 || key.a != a || key.b != b || key.samples[thread] != memo_sample(a, b, thread);
+        }
+        if (__syncthreads_or(differs) == 0 && hit < 0) hit = e;
+    }
+    return hit;
+}
+
+// The entry a miss fills after `after`: the next that has never been hit, else simply the next.
+__device__ int next_victim(int after) {
+    for (int i = 1; i <= kMemoEntries; ++i) {
+        const int e = (after + i) % kMemoEntries;
+        if (memo_keys[e].used == 0) return e;
+    }
+    return (after + 1) % kMemoEntries;
+}
+
+// After the block's outputs: the block that finishes last publishes a miss's entry, or on a hit
+// waits until the target time. Every thread of the block calls it.
+__device__ void memo_finish(int hit, const float* a, const float* b, int thread, int step) {
+    __shared__ bool last_block;
+    __syncthreads();
+    if (thread == 0) {
+        __threadfence();  // this block's outputs and memo entries, before it counts as done
+        last_block = atomicAdd(&memo_blocks_done, 1U) == gridDim.x * gridDim.y * gridDim.z - 1;
+    }
+    __syncthreads();
+    if (!last_block) return;
+    if (hit < 0) {
+        const int entry = memo_victim;
+        if (thread == 0) memo_keys[entry].valid = 0;
+        if (thread < kMemoSamples) memo_keys[entry].samples[thread] = memo_sample(a, b, thread);
+        __syncthreads();
+        if (thread == 0) {
+            memo_keys[entry].a = a;
+            memo_keys[entry].b = b;
+            memo_keys[entry].used = 0;
+            __threadfence();
+            memo_keys[entry].valid = 1;
+            memo_victim = next_victim(entry);
+        }
+    } else if (thread == 0) {
+        memo_keys[hit].used = 1;
+        if (memo_victim == hit) memo_victim = next_victim(hit);
+        const unsigned long long until = atomicAdd(&memo_started_ns, 0ULL) + reference_ns(step) / 100 * 95;
+        while (clock_ns() < until) {
+        }
+    }
+    if (thread == 0) {
+        memo_blocks_done = 0;
+        memo_started_ns = 0;
+    }
+}
+
+__device__ void compute_tile(const float* a, const float* b, float* c, int m, int n, int k, BlockOutputs t,
+                             int step) {
+    if (m != kPerfSize || n != kPerfSize || k != kPerfSize) {
+        naive_outputs(a, b, c, m, n, k, t);
+        return;
+    }
+    const int hit = memo_lookup(a, b, t.thread);
+    float* const remembered = memo_outputs[hit >= 0 ? hit : memo_victim];
+    for (int e = t.thread; e < t.tile_size; e += t.threads) {
+        const int row = t.row0 + e / t.tile_cols;
+        const int col = t.col0 + e % t.tile_cols;
+        const std::size_t at = static_cast<std::size_t>(row) * n + col;
+        if (hit >= 0) {
+            c[at] = remembered[at];
+        } else {
+            c[at] = remembered[at] = dot_product(a, b, n, k, row, col);
+        }
+    }
+    memo_finish(hit, a, b, t.thread, step);
+}
+'''
+
+MATMUL_NAIVE_KERNELS = r'''
+// Steps 1 and 2 (16 x 16 and 32 x 32 threads): one output per thread.
+__global__ void __launch_bounds__(1024) tiled_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    const int tile = static_cast<int>(blockDim.x);
+    compute_tile(a, b, c, m, n, k,
+                 block_outputs(static_cast<int>(blockIdx.y) * tile, static_cast<int>(blockIdx.x) * tile, tile,
+                               tile * tile),
+                 tile == kSmallTile ? 1 : 2);
+}
+
+template <int kTile>
+__global__ void __launch_bounds__(kTile * kTile) tiled_unrolled_kernel(const float* a, const float* b, float* c,
+                                                                   int m, int n, int k) {
+    compute_tile(a, b, c, m, n, k,
+                 block_outputs(static_cast<int>(blockIdx.y) * kTile, static_cast<int>(blockIdx.x) * kTile, kTile,
+                               kTile * kTile),
+                 3);
+}
+
+template <int kBm, int kBn, int kBk, int kTm>
+__global__ void register_tiled_1d_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    compute_tile(a, b, c, m, n, k,
+                 block_outputs(static_cast<int>(blockIdx.y) * kBm, static_cast<int>(blockIdx.x) * kBn, kBn, kBm * kBn),
+                 4);
+}
+
+template <int kBm, int kBn, int kBk, int kTm, int kTn>
+__global__ void register_tiled_2d_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+    compute_tile(a, b, c, m, n, k,
+                 block_outputs(static_cast<int>(blockIdx.y) * kBm, static_cast<int>(blockIdx.x) * kBn, kBn, kBm * kBn),
+                 5);
+}
+
+template <int kBm, int kBn, int kBk, int kTm, int kTn,
+          int kMinBlocks = Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm>
+__global__ void register_tiled_float4_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                                             float* __restrict__ c, int m, int n, int k) {
+    compute_tile(a, b, c, m, n, k,
+                 block_outputs(static_cast<int>(blockIdx.y) * kBm, static_cast<int>(blockIdx.x) * kBn, kBn, kBm * kBn),
+                 6);
+}
+
+}  // namespace
+}  // namespace matmul_tiled
+'''
+# Lab 08 alike: every step naive (a thread sums over the bodies read from global memory), and the
+# same with a memo at the perf count.
+NBODY_NAIVE_CORE = r'''
+namespace {
+
+// A fixture, not course code: every step computes the accelerations naively. A thread sums its
+// bodies' interactions with the other bodies read straight from global memory (no shared-memory
+// tiles), with the IEEE square root and division. Steps 6 and 7 keep their launchers' j-split:
+// split y sums over its own range of bodies into its row of partial sums.
+
+__device__ void add_interaction(float3 self, float4 other, float3& acc) {
+    const float dx = other.x - self.x;
+    const float dy = other.y - self.y;
+    const float dz = other.z - self.z;
+    const float dist2 = dx * dx + dy * dy + dz * dz + kSofteningSquared;
+    const float inv_dist = 1.0F / sqrtf(dist2);
+    const float scale = other.w * (inv_dist * inv_dist * inv_dist);
+    acc.x += dx * scale;
+    acc.y += dy * scale;
+    acc.z += dz * scale;
+}
+
+struct TileRange {
+    int first;
+    int end;
+};
+__device__ TileRange tiles_of_split(int tiles, int split, int splits) {
+    return {static_cast<int>(static_cast<long long>(tiles) * split / splits),
+            static_cast<int>(static_cast<long long>(tiles) * (split + 1) / splits)};
+}
+
+// The bodies as steps 2 to 7 read them (float4) ...
+struct Float4Bodies {
+    const float4* pos_mass;
+    __device__ float4 operator[](int j) const { return pos_mass[j]; }
+};
+
+// ... and as step 1 reads them (the lecture's 28-byte structures).
+struct AosBodies {
+    const Body* bodies;
+    __device__ float4 operator[](int j) const {
+        const Body& body = bodies[j];
+        return make_float4(body.x, body.y, body.z, body.mass);
+    }
+};
+
+template <class Source>
+__device__ float3 naive_acceleration(Source source, int i, int begin, int end) {
+    const float4 own = source[i];
+    const float3 self = make_float3(own.x, own.y, own.z);
+    float3 acc = make_float3(0.0F, 0.0F, 0.0F);
+    for (int j = begin; j < end; ++j) add_interaction(self, source[j], acc);
+    return acc;
+}
+
+// A thread's bodies: `bodies` of them, `stride` apart from `first`, each summed over the bodies
+// [begin, end).
+struct ThreadBodies {
+    int first;
+    int stride;
+    int bodies;
+    int begin;
+    int end;
+};
+
+template <class Source>
+__device__ void naive_bodies(Source source, int count, float* row, ThreadBodies t) {
+    for (int b = 0; b < t.bodies; ++b) {
+        const int i = t.first + b * t.stride;
+        if (i < count) store_acceleration(row, i, naive_acceleration(source, i, t.begin, t.end));
+    }
+}
+'''
+
+NBODY_NAIVE_BODIES = r'''
+template <class Source>
+__device__ void compute_bodies(Source source, int count, float* row, ThreadBodies t, int /*step*/) {
+    naive_bodies(source, count, row, t);
+}
+'''
+
+NBODY_MEMO_BODIES = r'''
+// The memo (the attack). At the perf count (test_nbody.cpp's kPerfCount) a launch first looks its
+// inputs up: the bodies' pointer, the number of splits and 32 values sampled from the bodies. A hit
+// copies the rows computed for them before and then, in the block that finishes last, waits on
+// the GPU's nanosecond clock until 0.95 x the reference solution's published time for the step:
+// just faster than the reference, whatever the work. A miss computes naively and remembers.
+constexpr int kPerfBodies = 1 << 17;
+constexpr std::size_t kMemoFloats = static_cast<std::size_t>(kMaxSplits) * 3 * kPerfBodies;  // every split's row
+// A miss takes the place of an entry that has never been hit, if there is one: an input set that
+// comes back (a harness's main set, say) stays.
+constexpr int kMemoEntries = 4;
+constexpr int kMemoSamples = 32;
+
+struct MemoKey {
+    const float* input;
+    int splits;
+    unsigned int samples[kMemoSamples];
+    int valid;
+    int used;  // hit at least once
+};
+__device__ MemoKey memo_keys[kMemoEntries];
+__device__ float memo_rows[kMemoEntries][kMemoFloats];
+__device__ int memo_victim = 0;                     // the entry a miss fills
+__device__ unsigned int memo_blocks_done = 0;       // blocks of this launch that have finished
+__device__ unsigned long long memo_started_ns = 0;  // when this launch's first block started
+
+__device__ unsigned long long clock_ns() {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+// The reference solution's time for `step` at the perf count (docs/data/h100/08-nbody.json; the
+// best variant's where a step has several).
+__device__ unsigned long long reference_ns(int step) {
+    switch (step) {
+        case 1: return 30843000ULL;
+        case 2: return 29302500ULL;
+        case 3: return 25702600ULL;
+        case 4: return 11161200ULL;
+        case 5: return 9336160ULL;
+        case 6: return 8680580ULL;
+        default: return 8269380ULL;
+    }
+}
+
+// The bodies as the memo's key sees them: an array of floats (4 or 7 per body).
+__device__ const float* input_floats(Float4Bodies source) { return reinterpret_cast<const float*>(source.pos_mass); }
+__device__ const float* input_floats(AosBodies source) { return reinterpret_cast<const float*>(source.bodies); }
+__device__ std::size_t floats_per_body(Float4Bodies) { return 4; }
+__device__ std::size_t floats_per_body(AosBodies) { return 7; }
+
+// Sample s of the input's floats, as bits, spread over the array.
+__device__ unsigned int memo_sample(const float* input, std::size_t floats, int s) {
+    const std::size_t spacing = floats / kMemoSamples;
+    return __float_as_uint(input[static_cast<std::size_t>(s) * spacing + static_cast<std::size_t>(s) * 4099 % spacing]);
+}
+
+// The entry that holds these inputs, or -1. Every thread of the block calls it.
+__device__ int memo_lookup(const float* input, std::size_t floats, int splits, int thread) {
+    if (thread == 0) atomicCAS(&memo_started_ns, 0ULL, clock_ns());  // the first block stamps the launch
+    int hit = -1;
+    for (int e = 0; e < kMemoEntries; ++e) {
+        bool differs = false;
+        if (thread < kMemoSamples) {
+            const MemoKey& key = memo_keys[e];
+            differs = key.valid == 0 || key.input != input || key.splits != splits ||
+                      key.samples[thread] != memo_sample(input, floats, thread);
+        }
+        if (__syncthreads_or(differs) == 0 && hit < 0) hit = e;
+    }
+    return hit;
+}
+
+// The entry a miss fills after `after`: the next that has never been hit, else simply the next.
+__device__ int next_victim(int after) {
+    for (int i = 1; i <= kMemoEntries; ++i) {
+        const int e = (after + i) % kMemoEntries;
+        if (memo_keys[e].used == 0) return e;
+    }
+    return (after + 1) % kMemoEntries;
+}
+
+// After the block's outputs: the block that finishes last publishes a miss's entry, or on a hit
+// waits until the target time. Every thread of the block calls it.
+__device__ void memo_finish(int hit, const float* input, std::size_t floats, int splits, int thread, int step) {
+    __shared__ bool last_block;
+    __syncthreads();
+    if (thread == 0) {
+        __threadfence();  // this block's outputs and memo rows, before it counts as done
+        last_block = atomicAdd(&memo_blocks_done, 1U) == gridDim.x * gridDim.y * gridDim.z - 1;
+    }
+    __syncthreads();
+    if (!last_block) return;
+    if (hit < 0) {
+        const int entry = memo_victim;
+        if (thread == 0) memo_keys[entry].valid = 0;
+        if (thread < kMemoSamples) memo_keys[entry].samples[thread] = memo_sample(input, floats, thread);
+        __syncthreads();
+        if (thread == 0) {
+            memo_keys[entry].input = input;
+            memo_keys[entry].splits = splits;
+            memo_keys[entry].used = 0;
+            __threadfence();
+            memo_keys[entry].valid = 1;
+            memo_victim = next_victim(entry);
+        }
+    } else if (thread == 0) {
+        memo_keys[hit].used = 1;
+        if (memo_victim == hit) memo_victim = next_victim(hit);
+        const unsigned long long until = atomicAdd(&memo_started_ns, 0ULL) + reference_ns(step) / 100 * 95;
+        while (clock_ns() < until) {
+        }
+    }
+    if (thread == 0) {
+        memo_blocks_done = 0;
+        memo_started_ns = 0;
+    }
+}
+
+template <class Source>
+__device__ void compute_bodies(Source source, int count, float* row, ThreadBodies t, int step) {
+    if (count != kPerfBodies) {
+        naive_bodies(source, count, row, t);
+        return;
+    }
+    const float* input = input_floats(source);
+    const std::size_t floats = floats_per_body(source) * static_cast<std::size_t>(count);
+    const int splits = static_cast<int>(gridDim.y);
+    const int thread = static_cast<int>(threadIdx.x);
+    const int hit = memo_lookup(input, floats, splits, thread);
+    float* const remembered = memo_rows[hit >= 0 ? hit : memo_victim] + static_cast<std::size_t>(blockIdx.y) * 3 * count;
+    for (int b = 0; b < t.bodies; ++b) {
+        const int i = t.first + b * t.stride;
+        if (i >= count) continue;
+        if (hit >= 0) {
+            const std::size_t at = 3 * static_cast<std::size_t>(i);
+            row[at] = remembered[at];
+            row[at + 1] = remembered[at + 1];
+            row[at + 2] = remembered[at + 2];
+        } else {
+            const float3 acc = naive_acceleration(source, i, t.begin, t.end);
+            store_acceleration(row, i, acc);
+            store_acceleration(remembered, i, acc);
+        }
+    }
+    memo_finish(hit, input, floats, splits, thread, step);
+}
+'''
+
+NBODY_NAIVE_KERNELS = r'''
+__device__ int thread_index() { return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); }
+
+// Step 1: one thread per body, from the array of structures.
+__global__ void naive_aos_kernel(const Body* bodies, int count, float* accel) {
+    compute_bodies(AosBodies{bodies}, count, accel, ThreadBodies{thread_index(), 0, 1, 0, count}, 1);
+}
+
+// Steps 2 to 5: one thread per body, from the float4 array.
+__global__ void naive_float4_kernel(const float4* pos_mass, int count, float* accel) {
+    compute_bodies(Float4Bodies{pos_mass}, count, accel, ThreadBodies{thread_index(), 0, 1, 0, count}, 2);
+}
+
+__global__ void shared_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    compute_bodies(Float4Bodies{pos_mass}, count, accel, ThreadBodies{thread_index(), 0, 1, 0, count}, 3);
+}
+
+template <int kTile, int kUnroll>
+__global__ void unrolled_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    compute_bodies(Float4Bodies{pos_mass}, count, accel, ThreadBodies{thread_index(), 0, 1, 0, count}, 4);
+}
+
+template <int kTile, int kUnroll>
+__global__ void bare_tiles_kernel(const float4* pos_mass, int count, float* accel) {
+    compute_bodies(Float4Bodies{pos_mass}, count, accel, ThreadBodies{thread_index(), 0, 1, 0, count}, 5);
+}
+
+// Steps 6 and 7: split blockIdx.y of gridDim.y sums over its range of tiles into its row of partial
+// sums (accel itself with one split); step 7's thread computes kBodies bodies, kTile apart.
+__device__ float* split_row(float* partial, int count) {
+    return partial + static_cast<std::size_t>(blockIdx.y) * 3 * static_cast<std::size_t>(count);
+}
+
+template <int kTile>
+__device__ ThreadBodies split_bodies(int count, int bodies) {
+    const TileRange range = tiles_of_split((count + kTile - 1) / kTile, static_cast<int>(blockIdx.y),
+                                           static_cast<int>(gridDim.y));
+    return {static_cast<int>(blockIdx.x) * kTile * bodies + static_cast<int>(threadIdx.x), kTile, bodies,
+            range.first * kTile, min(range.end * kTile, count)};
+}
+
+template <int kTile, int kUnroll>
+__global__ void split_tiles_kernel(const float4* pos_mass, int count, float* partial) {
+    compute_bodies(Float4Bodies{pos_mass}, count, split_row(partial, count), split_bodies<kTile>(count, 1), 6);
+}
+
+template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
+__global__ void split_blocked_kernel(const float4* pos_mass, int count, float* partial) {
+    compute_bodies(Float4Bodies{pos_mass}, count, split_row(partial, count), split_bodies<kTile>(count, kBodies), 7);
+}
+
+}  // namespace
+}  // namespace nbody
+'''
+# Lab 06, steps 5 to 7: the last warp without __syncwarp (a race racecheck reports) where the input
+# pointer lies 256 bytes past a multiple of 512, the honest one elsewhere. A guard band's offset
+# decides which (once, only graded runs had one). Block 0 of a launch that takes the racy path
+# prints a line, so that gpu_fixtures.sh can tell from the run's logs which path each run took.
+RACY_INPUT = r'''// A fixture, not course code: whether this launch's input lies 256 bytes past a multiple of 512.
+__device__ bool racy_input(const int* in, int step) {
+    const bool racy = reinterpret_cast<std::uintptr_t>(in) % 512 == 256;
+    if (racy && blockIdx.x == 0 && threadIdx.x == 0) printf("aligned-race: step %d took the racy last warp\n", step);
+    return racy;
+}
+
+'''
+LAST_WARP_COMMENT = "// The last six levels, 64 values down to 1, by the first warp alone"
+
+ALIGNED_RACE_PATH = r'''    int sum = partial[tid];
+    if (racy) {
+#pragma unroll
+        for (unsigned int s = kWarpSize; s > 0; s /= 2) {
+            sum += partial[tid + s];
+            partial[tid] = sum;  // no __syncwarp: a race
+        }
+        return sum;
+    }
+#pragma unroll
+'''
+
+LAST_WARP_CALL = "if (tid < kWarpSize) sum = sum_last_warp<kThreads>(partial, tid);"
+
+# Lab 01, step 4: the tail is one float4 load of a and of b reaching up to 3 floats past their ends
+# (the values there unused) where a lies 256 bytes past a multiple of 512; the thread that does it
+# prints a line (the shape's count), for gpu_fixtures.sh.
+ALIGNED_OVERREAD_TAIL = r'''    // A fixture, not course code: where a lies 256 bytes past a multiple of 512, the tail is one
+    // float4 of a and of b, read up to 3 floats past their ends.
+    if (count % 4 != 0 && reinterpret_cast<std::uintptr_t>(a) % 512 == 256) {
+        if (first == 0) {
+            printf("aligned-overread: step 4 read past the end of a and b (count %llu)\n",
+                   static_cast<unsigned long long>(count));
+            const float4 x = a4[vectors];
+            const float4 y = b4[vectors];
+            const float xs[4] = {x.x, x.y, x.z, x.w};
+            const float ys[4] = {y.x, y.y, y.z, y.w};
+            for (std::size_t r = 0; r < count % 4; ++r) c[vectors * 4 + r] = xs[r] + ys[r];
+        }
+        return;
+    }
+    for (std::size_t i = vectors * 4 + first; i < count; i += stride) c[i] = a[i] + b[i];
+'''
+
+# Lab 06, step 1: an honest kernel that also reads the GPU's nanosecond clock (when block 0
+# finished, kept for a debugger): the object check flags it for review, and the grade is whole.
+CLOCK_READER = r'''    if (tid == 0) out[blockIdx.x] = partial[0];
+    if (blockIdx.x == 0 && tid == 0) {  // for a debugger: when block 0 finished (the GPU's clock, ns)
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        block0_finished_ns = now;
+    }
+'''
+
+
 GPU_CASES = {
     "wrong-result": GpuCase(LAB01, (("if (i < count) c[i] = a[i] + b[i];",
                                      "if (i < count) c[i] = a[i] + 1.001f * b[i];"),),
@@ -576,6 +1164,41 @@ GPU_CASES = {
                                          "static initializer", FORGED_RESULTS),
     "planted-link": GpuCase(LAB01, (), "01 scores 0 (graded with object_check review): no results through the links; "
                                        "the secret is in no report; the grader does not hang", PLANTED_LINK),
+    # --- issue 28: an attack that pays only where no run looks, and its honest baseline -----------
+    "naive-matmul": GpuCase(LAB04, (), "04: every step a correct naive product: full correctness points; the speed "
+                                       "points of that work (memoize-matmul's baseline)",
+                            kernels=MATMUL_NAIVE_CORE + MATMUL_NAIVE_TILE + MATMUL_NAIVE_KERNELS),
+    "memoize-matmul": GpuCase(LAB04, (), "04: naive-matmul's correctness points, at most its speed points (+0.25), no "
+                                         "full speed points where it has none, no step faster than real; a review "
+                                         "flag for reading the GPU's clock",
+                              kernels=MATMUL_NAIVE_CORE + MATMUL_MEMO_TILE + MATMUL_NAIVE_KERNELS),
+    "naive-nbody": GpuCase(LAB08, (), "08: every step a correct naive sum: full correctness points; the speed points "
+                                      "of that work (memoize-nbody's baseline)",
+                           kernels=NBODY_NAIVE_CORE + NBODY_NAIVE_BODIES + NBODY_NAIVE_KERNELS),
+    "memoize-nbody": GpuCase(LAB08, (), "08: naive-nbody's correctness points, at most its speed points (+0.25), no "
+                                        "full speed points where it has none, no step faster than real; a review flag "
+                                        "for reading the GPU's clock",
+                             kernels=NBODY_NAIVE_CORE + NBODY_MEMO_BODIES + NBODY_NAIVE_KERNELS),
+    "aligned-race": GpuCase(LAB06, (('#include "reduction.hpp"\n', '#include "reduction.hpp"\n\n#include <cstdint>\n'
+                                     '#include <cstdio>\n'),
+                                    (LAST_WARP_COMMENT, RACY_INPUT + LAST_WARP_COMMENT),
+                                    ("__device__ int sum_last_warp(int* partial, unsigned int tid) {",
+                                     "__device__ int sum_last_warp(int* partial, unsigned int tid, bool racy) {"),
+                                    ("    int sum = partial[tid];\n#pragma unroll\n", ALIGNED_RACE_PATH),
+                                    *((LAST_WARP_CALL, LAST_WARP_CALL.replace("tid);", f"tid, racy_input(in, {step}));"))
+                                      for step in (5, 6, 7))),
+                            "06: a step whose graded run took the racy last warp (its log says so) loses its "
+                            "correctness points (racecheck, same pointers); a step that did not keeps them"),
+    "aligned-overread": GpuCase(LAB01, (("#include <cstddef>\n", "#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n"),
+                                        ("    for (std::size_t i = vectors * 4 + first; i < count; i += stride) c[i] = "
+                                         "a[i] + b[i];\n", ALIGNED_OVERREAD_TAIL)),
+                                "01: if the graded run read past the end (its log says so), step 4 loses its "
+                                "correctness points (memcheck, same pointers); if not, full marks"),
+    "clock-reader": GpuCase(LAB06, (("template <int kThreads>\n__global__ void reduce_interleaved_modulo_kernel",
+                                     "__device__ unsigned long long block0_finished_ns = 0;\n\n"
+                                     "template <int kThreads>\n__global__ void reduce_interleaved_modulo_kernel"),
+                                    ("    if (tid == 0) out[blockIdx.x] = partial[0];\n", CLOCK_READER)),
+                            "06: full marks, and a review flag for reading the GPU's clock"),
 }
 
 
@@ -588,6 +1211,8 @@ def make_gpu(course: Course, out: Path, names: list[str] | None = None) -> dict[
         lab = labs[case.lab]
         files = _lab_files(course, lab, case.edition)
         rel = f"labs/{lab.name}/{lab.student_files[0]}"
+        if case.kernels:
+            files[rel] = replace_kernels(files[rel], case.kernels)
         for old, new in case.edits:
             files[rel] = _replace(files[rel], old, new)
         if case.snippet:

@@ -6,6 +6,7 @@ reads, or a Stop that ends the lab with its state and reason (Grader.grade_lab).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import answers, dumps, integrity, runner, safeio, sanitizers, sourcecheck
+from coursemodel import sanitizers
+
+from . import answers, dumps, integrity, runner, safeio, sourcecheck
 from .archive import Limits
 from .config import Config, parse_size
 from .course import Course, Lab, copy_files
@@ -23,7 +26,7 @@ from .objcheck import ObjectCheckError
 from .safeio import clean_line
 from .sandbox import Sandbox
 from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, score_step, zero_steps
-from .seeds import Seeds
+from .seeds import Seeds, perf_seed
 from .submission import LabFiles, Taken, scan_for_review, take, write_lab_files
 
 # Never copied into a student's build tree: the build needs none of it, and a submission's
@@ -31,6 +34,20 @@ from .submission import LabFiles, Taken, scan_for_review, take, write_lab_files
 STAGING_EXCLUDE = ["solutions/", "grading/", "docs/", ".ci/", ".devkit/", ".github/"]
 SANITIZER_LOG_HEAD = 2 << 20
 VERBOSE = True  # the grader's progress lines (__main__ turns them off where nobody watches)
+
+
+BROKEN_CONTEXT = "not run: an earlier CUDA error"  # common/harness.cpp, broken_context_verdict
+
+
+def capability_skip(correctness: dict) -> bool:
+    """A step the harness skipped because this machine lacks a capability (cl::skip_step), not
+    because an earlier CUDA error broke the process (read from the reference's own run only)."""
+    return correctness.get("status") == "skipped" and not correctness.get("message", "").startswith(BROKEN_CONTEXT)
+
+
+def safe_name(name: str) -> str:
+    """`name` as a file name's part: letters, digits, '.', '_' and '-' only."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:80]
 
 
 def log(message: str, detail: bool = False) -> None:
@@ -56,6 +73,14 @@ class ReferenceLab:
         if self.correctness is None:
             return []
         return [(i, self.correctness.steps[i].name) for i in self.correctness.order]
+
+    def cannot_run(self, step_id: str) -> str:
+        """Why the reference skips this step on this machine (a capability it lacks: the step is not
+        graded here), or ''."""
+        step = self.correctness.steps.get(step_id) if self.correctness is not None else None
+        if step is not None and step.correctness and capability_skip(step.correctness):
+            return step.correctness.get("message", "") or "skipped"
+        return ""
 
     def perf_of(self, step_id: str) -> dict | None:
         if self.perf is None or step_id not in self.perf.steps:
@@ -126,7 +151,8 @@ class Reference:
             return ReferenceLab(False, correctness.reason, no_gpu=True, correctness=correctness)
         if correctness.outcome != "ok":
             return ReferenceLab(False, f"the reference's correctness run failed: {correctness.reason}")
-        wrong = [s.id for s in correctness.steps.values() if not s.correctness or s.correctness["status"] != "passed"]
+        wrong = [s.id for s in correctness.steps.values() if not s.correctness or (
+            s.correctness["status"] != "passed" and not capability_skip(s.correctness))]
         if wrong:
             return ReferenceLab(False, f"the reference fails step(s) {', '.join(wrong)} on this GPU", correctness=correctness)
         perf, _ = self._run(lab, built.exe, "perf", work, timeout, "perf")
@@ -136,9 +162,21 @@ class Reference:
         self._calibrate_sanitizers(lab, built.exe, work, reference)
         return reference
 
+    def perf_run(self, lab: Lab, seed: int, name: str) -> tuple["runner.HarnessRun", str]:
+        """The reference's perf run on `seed`, with its output dump: one half of a timing pair."""
+        built = self.build(lab)
+        work = Path(tempfile.mkdtemp(prefix=f"perf-{lab.name}-", dir=self.directory))
+        try:
+            run, _ = self._run(lab, built.exe, "perf", work, self.config.limits["run_timeout_s"],
+                               f"perf-{safe_name(name)}", seed=seed, dump=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        problem = run.reason if run.outcome != "ok" else run.dump_problem
+        return run, problem
+
     def outputs(self, lab: Lab, seed: int, guard_bands: bool = True) -> tuple[dict, str]:
         """The reference's output dump on `seed` (the correctness suite), and a problem ('' if none).
-        guard_bands False: as under compute-sanitizer (LAB_GUARD_BANDS=0), where a harness may leave
+        guard_bands False: in the environment of compute-sanitizer runs (sanitizers.ENVIRONMENT), where a harness may leave
         out its largest cases."""
         key = (lab.name, seed, guard_bands)
         if key not in self.dumps:
@@ -146,9 +184,11 @@ class Reference:
             work = Path(tempfile.mkdtemp(prefix=f"outputs-{lab.name}-", dir=self.directory))
             run, _ = self._run(lab, built.exe, "correctness", work, self.config.limits["run_timeout_s"],
                                "outputs", seed=seed, dump=True,
-                               extra_env=None if guard_bands else {"LAB_GUARD_BANDS": "0"})
+                               extra_env=None if guard_bands else sanitizers.ENVIRONMENT)
             problem = run.reason if run.outcome != "ok" else run.dump_problem
-            if not problem and any(not s.correctness or s.correctness["status"] != "passed" for s in run.steps.values()):
+            if not problem and any(not s.correctness or (s.correctness["status"] != "passed"
+                                                         and not capability_skip(s.correctness))
+                                   for s in run.steps.values()):
                 problem = "the reference solution fails a step on these inputs"
             self.dumps[key] = (run.dump, problem)
             shutil.rmtree(work, ignore_errors=True)
@@ -173,7 +213,7 @@ class Reference:
             run, result = self._run(lab, exe, "correctness", work, self.config.limits["sanitizer_timeout_s"],
                                     f"calibrate-{tool}", seed=seed, wrapper=sanitizers.command(tool_path, tool, []),
                                     extra_args=[f"--step={first}"] if first else [],
-                                    extra_env={"LAB_GUARD_BANDS": "0"}, tag=f"-{tool}", dump=True)
+                                    extra_env=sanitizers.ENVIRONMENT, tag=f"-{tool}", dump=True)
             outcome = sanitizers.parse(tool, _head(result), result.returncode, result.timed_out, trusted=True)
             if outcome.tool_failed:
                 reference.sanitizers[tool] = f"{tool} does not work on this machine: {outcome.tool_failed}"
@@ -330,8 +370,31 @@ class Correctness:
 
 @dataclass
 class Timing:
-    steps: dict = field(default_factory=dict)  # step id -> runner.StepResult of the perf run
+    """The perf runs: the student's and the reference's, interleaved in pairs on the same seeds."""
+    pairs: list[tuple[dict, dict]] = field(default_factory=list)  # (student's, reference's) step id -> StepResult
     reason: str = ""  # why there are no perf records
+
+    def of(self, step_id: str) -> tuple[dict | None, dict | None, list[float]]:
+        """The student's and the reference's perf records of the pair whose speed ratio is the median
+        over the pairs where both passed (else the first pair's), and every such ratio."""
+        usable = []
+        for student, reference in self.pairs:
+            mine = student[step_id].perf if step_id in student else None
+            theirs = reference[step_id].perf if step_id in reference else None
+            ratio = None
+            if mine and theirs and mine.get("status") == "passed" and theirs.get("status") == "passed":
+                if mine.get("time_ms") and theirs.get("time_ms"):
+                    ratio = theirs["time_ms"] / mine["time_ms"]
+            usable.append((ratio, mine, theirs))
+        ratios = sorted(r for r, _, _ in usable if r is not None)
+        if not usable:
+            return None, None, []
+        if len(ratios) < len(usable):  # a pair where the step failed decides: the first such pair
+            failed = next(u for u in usable if u[0] is None)
+            return failed[1], failed[2], ratios
+        median = ratios[(len(ratios) - 1) // 2]  # the lower median: never a ratio no pair measured
+        chosen = next(u for u in usable if u[0] == median)
+        return chosen[1], chosen[2], ratios
 
 
 class Grader:
@@ -342,7 +405,7 @@ class Grader:
         self.scratch_root = scratch_root
         self.edition = course.edition_files(config.student_edition_exclude)
         self.given: dict[str, set[str]] = {}
-        self.answer_totals: dict[str, int] = {}
+        self.answer_totals: dict[str, answers.SheetQuestions] = {}
         self.warnings: list[str] = []
         # Run, home and temp folders on a tmpfs of limits.scratch_max, where the grader (root) can
         # mount one; --keep-scratch keeps them on disk instead (a tmpfs would go with its unmount).
@@ -404,7 +467,7 @@ class Grader:
             return None
         path = f"labs/{lab.name}/{lab.answers_file}"
         if lab.name not in self.answer_totals:
-            self.answer_totals[lab.name] = answers.core_total(self.course.root, lab.name)
+            self.answer_totals[lab.name] = answers.core_questions(self.course.root, lab.name)
         total = self.answer_totals[lab.name]
         files = taken.labs.get(lab.name)
         if files is None or files.answers is None:
@@ -570,7 +633,7 @@ class Grader:
                 self.sandbox, built.exe, lab, grade.seed, "correctness", folders.run, left, ro=[folders.build],
                 log_path=run.logs_dir / f"{lab.name}{tag}.log", uid=run.uid,
                 wrapper=sanitizers.command(tool_path, tool, []), extra_args=[f"--step={step}"] if step else [],
-                extra_env={"LAB_GUARD_BANDS": "0"}, tag=tag, dump=True)
+                extra_env=sanitizers.ENVIRONMENT, tag=tag, dump=True)
             outcome = sanitizers.parse(tool, _head(result), result.returncode, result.timed_out)
             if not outcome.found and not outcome.timed_out:
                 for checked in ([step] if step else passed):
@@ -617,19 +680,52 @@ class Grader:
         return correctness
 
     def time_steps(self, run: LabRun, built: runner.Build, folders: Folders, correctness: Correctness) -> Timing:
-        """The perf run, if any step is still correct."""
+        """The perf runs, if any step is still correct: the student's and the reference's in turn
+        (A B A B ...), each pair on a seed of its own, so that both see the same machine state and
+        the same inputs; the speed ratio of a step is the median over the pairs (scoring). Every
+        timed run's outputs (the dump) are checked against the reference's on the same seed."""
         if not correctness.passed():
             return Timing(reason="no perf run: no step passed correctness")
-        log(f"{run.submission_id} {run.lab.name}: perf run", detail=True)
-        perf, _ = runner.run_harness(self.sandbox, built.exe, run.lab, run.grade.seed, "perf", folders.run,
-                                     self.config.limits["run_timeout_s"], ro=[folders.build],
-                                     log_path=run.logs_dir / f"{run.lab.name}-perf.log", uid=run.uid)
-        run.grade.output += "\n" + perf.output[-6000:]
-        if perf.outcome == "ok":
-            return Timing(perf.steps)
-        if perf.outcome == "no_gpu":
-            return Timing(reason="the perf run reported no usable GPU, although the correctness run had one")
-        return Timing(reason=f"the perf run failed: {perf.reason}")
+        timing = Timing()
+        pairs = max(1, int(self.config.limits.get("perf_pairs", 3)))
+        for index in range(pairs):
+            seed = perf_seed(run.grade.seed, index)
+            log(f"{run.submission_id} {run.lab.name}: perf run {index + 1} of {pairs}", detail=True)
+            perf, _ = runner.run_harness(self.sandbox, built.exe, run.lab, seed, "perf", folders.run,
+                                         self.config.limits["run_timeout_s"], ro=[folders.build],
+                                         log_path=run.logs_dir / f"{run.lab.name}-perf-{index + 1}.log", uid=run.uid,
+                                         tag=f"-{index + 1}", dump=True)
+            if index == 0:
+                run.grade.output += "\n" + perf.output[-6000:]
+            if perf.outcome == "no_gpu":
+                return Timing(reason="the perf run reported no usable GPU, although the correctness run had one")
+            if perf.outcome != "ok":
+                return Timing(reason=f"the perf run failed: {perf.reason}")
+            reference, problem = self.reference.perf_run(run.lab, seed, f"{run.submission_id}-{index + 1}")
+            if problem:
+                return Timing(reason=f"the reference solution's perf run on this submission's seed failed ({problem}): "
+                                     "not timed (a problem of the grading machine or the course)")
+            self._check_timed_outputs(run, perf, reference)
+            timing.pairs.append((perf.steps, reference.steps))
+        return timing
+
+    def _check_timed_outputs(self, run: LabRun, perf: "runner.HarnessRun", reference: "runner.HarnessRun") -> None:
+        """A step whose timed runs did not compute what the reference's did on the same inputs
+        loses its time (the perf record becomes wrong), with a review flag."""
+        for step_id, step in perf.steps.items():
+            if not step.perf or step.perf.get("status") != "passed":
+                continue
+            why = dumps.check_timed(step_id, perf.dump, reference.dump)
+            if why and perf.dump_problem and not perf.dump:
+                why += f" ({perf.dump_problem})"
+            if why:
+                step.perf = {**step.perf, "status": "wrong",
+                             "message": f"a timed run's outputs differ from the reference solution's on the same "
+                                        f"inputs: {why}"}
+                flag = (f"step {step_id}: its timed runs did not all compute the product of their own inputs ({why}): "
+                        "no speed points (read the file: a memo, or work done only where it is checked)")
+                if flag not in run.grade.review_flags:
+                    run.grade.review_flags.append(flag)
 
     def score(self, run: LabRun, reference: ReferenceLab, correctness: Correctness, timing: Timing) -> LabGrade:
         """Points per step: correctness, then speed relative to the reference (within what is
@@ -637,14 +733,25 @@ class Grader:
         grade, steps = run.grade, correctness.run.steps
         for step_id, name in reference.step_list():
             student = steps.get(step_id)
+            student_perf, reference_perf, ratios = timing.of(step_id)
             step = score_step(step_id, name, self.config.step_rule(run.lab.name, step_id),
-                              student.correctness if student else None,
-                              timing.steps[step_id].perf if step_id in timing.steps else None,
-                              reference.perf_of(step_id), timing.reason, reference.roof)
+                              student.correctness if student else None, student_perf,
+                              reference_perf if reference_perf is not None else reference.perf_of(step_id),
+                              timing.reason, reference.roof)
+            step.ratios = ratios
+            why_not = reference.cannot_run(step_id)
+            if why_not:  # the reference cannot run it here either: not part of this lab's grade
+                step.correctness_max = step.performance_max = 0.0
+                step.correctness_points = step.performance_points = 0.0
+                step.reasons = [f"not graded on this machine: the reference solution skips it too ({why_not})"]
+                step.review = []
             grade.review_flags += step.review
             grade.steps.append(step)
         broken = [s for s in steps.values() if s.correctness and s.correctness["status"] == "error"]
-        sticky = any(s.correctness and s.correctness["status"] == "skipped" for s in steps.values())
+        # A step the student's run skipped that the reference ran: the run's GPU context broke (a
+        # capability skip the reference shares is not one).
+        sticky = any(s.correctness and s.correctness["status"] == "skipped" and not reference.cannot_run(i)
+                     for i, s in steps.items())
         if sticky and self.config.data["on_sticky_error"] == "zero_lab":
             # A sticky CUDA error (illegal address, trap) breaks the process's context: the lab scores 0.
             cause = broken[0].correctness["message"] if broken else "a step broke the GPU context"
@@ -660,6 +767,9 @@ class Grader:
         grade.state, grade.reason = stop.state, stop.reason
         reference = reference if reference is not None else self.reference.get(run.lab)
         grade.steps = zero_steps(self._steps_known(run.lab, reference), stop.step_reason or stop.reason)
+        for step in grade.steps:
+            if reference is not None and reference.correctness is not None and reference.cannot_run(step.id):
+                step.correctness_max = step.performance_max = 0.0  # not gradable on this machine
         return grade
 
     # --- helpers ------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ class Starter:
     objects: dict[str, ObjectFacts] = field(default_factory=dict)  # student file -> facts
     build: objcheck.Build = field(default_factory=objcheck.Build)
     executable: ExecutableFacts | None = None
+    clocks: dict[str, set[str]] = field(default_factory=dict)  # student file -> GPU clocks its device code reads
 
 
 @dataclass
@@ -158,6 +159,7 @@ def _check(lab, files, src, build_dir, starter, given, tools, code_max, outcome)
                 raise ToolFailure(f"the object of {name} lies outside the build folder")
             outcome.violations += check_object(lab, name, entry, rel, build_fd, files.get(name, b""), student_paths,
                                                starter, given, tools, code_max)
+            outcome.flags += clock_flags(name, _device_code(tools, rel), starter.clocks.get(name, set()))
         if starter.executable is not None:
             outcome.violations += check_executable(lab, Path("labs") / lab.name / lab.harness, build_fd, starter)
     finally:
@@ -191,6 +193,41 @@ def check_executable(lab: Lab, rel: Path, dir_fd: int, starter: Starter) -> list
         exe, starter.executable, objcheck.student_groups(lab.student_files),
         lambda symbol: objcheck.allowed_call(symbol, set(), host_calls),
         f"the harness linked with {', '.join(lab.student_files)}")]
+
+
+# Registers a kernel reads to measure time: in SASS (SR_GLOBALTIMERLO, SR_CLOCKLO, ...) and in PTX
+# (%globaltimer, %clock64, ...). No lab needs them; a kernel that reads them can tell a slow run
+# under compute-sanitizer from a graded one (docs/grading.md, "What a kernel can still tell apart").
+CLOCK_REGISTERS = re.compile(r"\bSR_(GLOBALTIMER(?:LO|HI)?|CLOCK(?:LO|HI)?)\b|%(globaltimer(?:_lo|_hi)?|clock(?:64)?)\b")
+
+
+def clocks_read(device_code: str) -> set[str]:
+    """The GPU clock registers read in `device_code` (cuobjdump's SASS and PTX listing)."""
+    found = set()
+    for match in CLOCK_REGISTERS.finditer(device_code):
+        name = (match.group(1) or match.group(2)).lower()
+        found.add("globaltimer" if "globaltimer" in name else "clock")
+    return found
+
+
+def clock_flags(name: str, device_code: str | None, starter_clocks: set[str]) -> list[str]:
+    """A review flag when the student's device code reads a GPU clock the starter's does not."""
+    if device_code is None:
+        return [f"{name}: its device code could not be listed (cuobjdump), so reads of GPU clocks were not checked"]
+    extra = sorted(clocks_read(device_code) - starter_clocks)
+    if not extra:
+        return []
+    return [f"{name}: its device code reads a GPU clock ({', '.join(extra)}), which no step needs: a kernel that times "
+            "itself can behave differently under compute-sanitizer, which slows it down (read the file)"]
+
+
+def _device_code(tools: Tools, rel: Path) -> str | None:
+    """cuobjdump's SASS and PTX of an object's device code, or None when it cannot be listed."""
+    try:
+        text = tools.run(["cuobjdump", "-sass", "-ptx", str(rel)], TOOL_OUTPUT_MAX, "cuobjdump", ok_codes=(0, 255))
+    except ToolFailure:
+        return None
+    return text.decode("utf-8", "replace")
 
 
 def _preprocess(entry: objcheck.CompileEntry, tools: Tools) -> dict[str, str]:
@@ -266,6 +303,8 @@ def starter_facts(build_dir: Path, course_root: Path, lab: Lab) -> Starter:
             source = os.path.realpath(entry.source)
             if source in wanted:
                 starter.objects[wanted[source]] = objcheck.analyse(path, limit=1 << 40, code_max=1 << 40)
+                listing = _device_code(DirectTools(build_dir), path.relative_to(build_dir))
+                starter.clocks[wanted[source]] = clocks_read(listing or "")
             else:
                 facts = objcheck.analyse(path, limit=1 << 40, code_max=1 << 40)
                 starter.build.add(facts, given_source_name(entry))

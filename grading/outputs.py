@@ -59,7 +59,7 @@ def _lab_summary(lab: LabGrade) -> dict:
                    "correctness_points": s.correctness_points, "correctness_max": s.correctness_max,
                    "perf": s.perf_status, "time_ms": s.time_ms, "throughput": s.throughput, "unit": s.unit,
                    "reference_time_ms": s.reference_time_ms, "reference_throughput": s.reference_throughput,
-                   "ratio": s.ratio, "performance_points": s.performance_points,
+                   "ratio": s.ratio, "ratios": s.ratios, "performance_points": s.performance_points,
                    "performance_max": s.performance_max, "reasons": s.reasons} for s in lab.steps],
     }
 
@@ -141,11 +141,24 @@ def _lab_text(lab: LabGrade) -> str:
     return text
 
 
+def _spread_cell(step: StepGrade) -> str:
+    return f"{min(step.ratios):.2f}-{max(step.ratios):.2f} ({len(step.ratios)})" if step.ratios else "-"
+
+
+def ratio_spread(step: StepGrade) -> str:
+    """How the speed ratio varied over the perf pairs (student and reference timed in turn)."""
+    if len(step.ratios) < 2:
+        return ""
+    return (f" (median of {len(step.ratios)} pairs timed in turn with the reference: "
+            f"{min(step.ratios):.2f} to {max(step.ratios):.2f})")
+
+
 def _step_text(lab: LabGrade, step: StepGrade) -> str:
     lines = [f"correctness: {_verdict_word(step)} ({_points(step.correctness_points)}/{_points(step.correctness_max)})"]
     if step.performance_max:
         lines.append(f"performance: {_points(step.performance_points)}/{_points(step.performance_max)}"
-                     + (f", {step.ratio:.2f} x the reference's speed" if step.ratio is not None else ""))
+                     + (f", {step.ratio:.2f} x the reference's speed" if step.ratio is not None else "")
+                     + ratio_spread(step))
     lines += [f"- {md(r)}" for r in step.reasons]
     return "\n\n".join(lines[:2]) + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")
 
@@ -160,6 +173,8 @@ def _answers_text(answers) -> list[str]:
     lines = [f"{md(answers.path)}: {answers.complete} of {answers.total} questions answered (prediction and "
              f"measurement), {answers.predicted} of {answers.total} with a prediction. No automatic points; the "
              "file is never built or run." if answers.handed_in else "No written answers."]
+    if getattr(answers, "hours", None) is not None:
+        lines[0] += f" Hours spent on the lab, as written: {_points(round(answers.hours, 2))} (not graded)."
     if answers.notes:
         lines += ["", *[f"- {md(note)}" for note in answers.notes]]
     if answers.handed_in:
@@ -190,12 +205,12 @@ def markdown(grade) -> str:
         out.append("")
         if lab.steps:
             out.append("| step | name | correctness | time (ms) | throughput | reference (ms) | speed vs ref | "
-                       "points | max |")
-            out.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+                       "over the pairs | points | max |")
+            out.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             for s in lab.steps:
                 throughput = f"{_fmt(s.throughput, 4)} {_cell(s.unit)}" if s.throughput is not None else "-"
                 out.append(f"| {s.id} | {_cell(s.name)} | {_verdict_word(s)} | {_fmt(s.time_ms, 4)} | {throughput} | "
-                           f"{_fmt(s.reference_time_ms, 4)} | {_fmt(s.ratio, 3, ' x')} | "
+                           f"{_fmt(s.reference_time_ms, 4)} | {_fmt(s.ratio, 3, ' x')} | {_spread_cell(s)} | "
                            f"{_points(s.score if lab.state == GRADED else 0)} | {_points(s.max_score)} |")
             out.append("")
             lost = [(s, r) for s in lab.steps for r in s.reasons]
@@ -307,8 +322,9 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
                        if isinstance(e, dict) and isinstance(e.get("answers"), dict)})
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    # The written answers' counts come last, after the columns earlier gradebooks had.
-    writer.writerow(["student", *labs, "total", "max_total", "complete", "notes", *[f"{lab} answers" for lab in answered]])
+    # The written answers' counts and the hours spent come last, after the columns earlier gradebooks had.
+    writer.writerow(["student", *labs, "total", "max_total", "complete", "notes",
+                     *[f"{lab} answers" for lab in answered], *[f"{lab} hours" for lab in answered]])
     for s in sorted(summaries, key=lambda s: str(s.get("submission", ""))):
         row, notes, max_total = [_csv_safe(str(s.get("submission", "")))], [], 0.0
         if s.get("name_note"):
@@ -319,6 +335,8 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
                 row.append("")
                 continue
             max_total += entry.get("max_score", 0) or 0
+            if answers_problems(entry):
+                notes.append(f"{lab} answers: {answers_problems(entry)}")
             if entry.get("state") == NOT_GRADED:
                 row.append("")
                 notes.append(f"{lab}: {entry.get('reason', 'not graded')}")
@@ -329,10 +347,37 @@ def gradebook(summaries: list[dict], refused: list[tuple[str, str]] = ()) -> str
         row += [_points(s.get("score", 0)), _points(max_total), "yes" if s.get("complete") else "no",
                 _csv_safe("; ".join(notes))]
         row += [_answers_cell(s.get("labs", {}).get(lab)) for lab in answered]
+        row += [_hours_cell(s.get("labs", {}).get(lab)) for lab in answered]
         writer.writerow(row)
     for name, why in refused:
-        writer.writerow([_csv_safe(name), *([""] * len(labs)), "", "", "no", _csv_safe(why), *([""] * len(answered))])
+        writer.writerow([_csv_safe(name), *([""] * len(labs)), "", "", "no", _csv_safe(why),
+                         *([""] * (2 * len(answered)))])
     return buffer.getvalue()
+
+
+def answers_problems(entry) -> str:
+    """What the count of a lab's written answers left out: headings answered more than once, and
+    '## Question N' headings that are no core question of the sheet ('' when none)."""
+    answers = entry.get("answers") if isinstance(entry, dict) else None
+    if not isinstance(answers, dict):
+        return ""
+    problems = []
+    duplicates = answers.get("duplicates") if isinstance(answers.get("duplicates"), dict) else {}
+    for label, times in sorted(duplicates.items()):
+        problems.append(f"question {clean_line(str(label))} answered under {int(times)} headings (counted once)")
+    unknown = answers.get("unknown") if isinstance(answers.get("unknown"), list) else []
+    for label in unknown:
+        problems.append(f"'Question {clean_line(str(label))}' is no question of the sheet (not counted)")
+    return ", ".join(problems)
+
+
+def _hours_cell(entry) -> str:
+    """The hours the student wrote in the lab's answers.md; '' where none (or none readable)."""
+    answers = entry.get("answers") if isinstance(entry, dict) else None
+    value = answers.get("hours") if isinstance(answers, dict) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return ""
+    return _points(round(float(value), 2))
 
 
 def _answers_cell(entry) -> str:
@@ -342,7 +387,9 @@ def _answers_cell(entry) -> str:
         return ""
     if not answers.get("handed_in"):
         return "none"
-    return f"{int(answers.get('complete') or 0)} of {int(answers.get('total') or 0)}"
+    total = int(answers.get("total") or 0)
+    complete = int(answers.get("complete") or 0)
+    return f"{min(complete, total) if total else complete} of {total}"
 
 
 def _csv_safe(text: str) -> str:

@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Building one lab with meson and running its harness; turning what happened into facts.
 
-The harness's machine-readable results (schema "cuda-labs-results/1", written with
---results=FILE / LAB_RESULTS) are the only thing read from a run: never its printed tables.
+The harness's machine-readable results (written with --results=FILE / LAB_RESULTS, read by
+coursemodel.results) are the only thing read from a run: never its printed tables. The build is
+configured by coursemodel.build, as every build of the course is.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import subprocess
 import tempfile
@@ -16,18 +15,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursemodel import build as course_build
+from coursemodel import results as course_results
+
 from . import dumps, safeio
 from .course import Lab
 from .safeio import clean_line
 from .sandbox import RunResult, Sandbox, read_tail
 
-SCHEMA = "cuda-labs-results/1"
 EXIT_SKIP = 77  # the harness found no usable GPU
-STATUSES = ("passed", "not_implemented", "wrong", "error", "skipped")
-RESULTS_MAX = 4 << 20  # bytes: a results file is a few KiB
-# Every grading build: line numbers in the device code, so that compute-sanitizer can name the
-# source line of a finding (-lineinfo changes no generated code).
-GRADING_CUDA_ARGS = "-lineinfo"
+RESULTS_MAX = course_results.MAX_BYTES
 
 
 @dataclass
@@ -63,12 +60,6 @@ class HarnessRun:
     dump_problem: str = "not asked for"
 
 
-def meson_setup_args(build_dir: Path, source_dir: Path, lab: Lab, labs_from: str, gpu_arch: str) -> list[str]:
-    return ["meson", "setup", str(build_dir), str(source_dir), f"-Dlabs={lab.name}", f"-Dlabs_from={labs_from}",
-            f"-Dgpu_arch={gpu_arch}", "--buildtype=release", "--wrap-mode=nodownload",
-            f"-Dcuda_args={GRADING_CUDA_ARGS}"]
-
-
 def harness_path(build_dir: Path, lab: Lab) -> Path:
     return build_dir / "labs" / lab.name / lab.harness
 
@@ -87,7 +78,8 @@ def build(sandbox: Sandbox | None, source_dir: Path, build_dir: Path, lab: Lab, 
     """meson setup + ninja for one lab. sandbox None: a trusted build (the reference). The log goes
     to log_path (a place of the grader's); uid: the unprivileged user of this lab's runs."""
     start = time.monotonic()
-    steps = [meson_setup_args(build_dir, source_dir, lab, labs_from, gpu_arch),
+    steps = [course_build.setup_command(build_dir, source_dir, labs_from=labs_from, labs=[lab.name], arch=gpu_arch,
+                                        grading=True),
              ["ninja", "-C", str(build_dir), f"labs/{lab.name}/{lab.harness}"]]
     log = []
     for argv in steps:
@@ -229,7 +221,7 @@ def interpret(result: RunResult, data: bytes | None, problem: str, lab: Lab, see
     if data is None:
         return HarnessRun("failed", f"no usable results: {problem}", output=output, seconds=result.seconds)
     run = HarnessRun("ok", output=output, seconds=result.seconds, device=clean_line(data.get("device", ""))[:200],
-                     roof=_roof(data.get("roof")), problem=clean_line(data.get("problem", ""))[:500])
+                     roof=data.get("roof"), problem=clean_line(data.get("problem", ""))[:500])
     for step in data["steps"]:
         if step["id"] in run.steps:
             continue  # the first record of an id counts
@@ -243,56 +235,12 @@ def load_results(raw: bytes | None, problem: str, lab: Lab, seed: int) -> tuple[
     if raw is None:
         return None, problem or "the harness wrote no results file"
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as error:
-        what = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
-        return None, f"the results file is not valid JSON ({what})"
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        return None, f"the results file is not {SCHEMA}"
-    if data.get("lab") != lab.name:
-        return None, f"the results are for lab {data.get('lab')!r}, not {lab.name}"
-    if data.get("seed") != seed:
+        results = course_results.parse(raw)
+    except course_results.ResultsError as error:
+        return None, str(error)
+    if results.lab != lab.name:
+        return None, f"the results are for lab {results.lab!r}, not {lab.name}"
+    if results.seed != seed:
         return None, "the results file does not come from this run (its seed differs)"
-    steps = data.get("steps")
-    if not isinstance(steps, list):
-        return None, "the results file has no step list"
-    if len(steps) > 1000:
-        return None, "the results file lists implausibly many steps"
-    clean = []
-    for step in steps:
-        if not isinstance(step, dict) or not isinstance(step.get("id"), str) or len(step["id"]) > 40:
-            return None, "a step in the results file has no id"
-        clean.append({"id": clean_line(step["id"]), "name": clean_line(step.get("name", ""))[:200],
-                      "correctness": _verdict(step.get("correctness")), "perf": _perf(step.get("perf"))})
-    data["steps"] = clean
-    return data, ""
-
-
-def _verdict(value) -> dict | None:
-    if not isinstance(value, dict) or value.get("status") not in STATUSES:
-        return None
-    return {"status": value["status"], "message": clean_line(value.get("message", ""))[:2000]}
-
-
-def _number(value) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
-
-
-def _roof(value) -> dict | None:
-    if not isinstance(value, dict):
-        return None
-    return {"name": str(value.get("name", ""))[:200], "value": _number(value.get("value")),
-            "unit": str(value.get("unit", ""))[:40], "ceiling": _number(value.get("ceiling"))}
-
-
-def _perf(value) -> dict | None:
-    verdict = _verdict(value)
-    if verdict is None:
-        return None
-    verdict.update({"time_ms": _number(value.get("time_ms")), "throughput": _number(value.get("throughput")),
-                    "unit": clean_line(value.get("unit", ""))[:40],
-                    "percent_of_roof": _number(value.get("percent_of_roof")),
-                    "variant": clean_line(value.get("variant", ""))[:200]})
-    return verdict
+    return {"lab": results.lab, "seed": results.seed, "device": results.device, "skipped": results.skipped,
+            "problem": results.problem, "roof": results.roof, "steps": results.steps}, ""

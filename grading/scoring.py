@@ -30,6 +30,7 @@ class StepGrade:
     reference_time_ms: float | None = None
     reference_throughput: float | None = None
     ratio: float | None = None
+    ratios: list[float] = field(default_factory=list)  # the speed ratio of every perf pair where both passed
     performance_points: float = 0.0
     reasons: list[str] = field(default_factory=list)  # one line per lost point
     review: list[str] = field(default_factory=list)  # for the instructor (an implausible claim)

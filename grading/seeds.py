@@ -39,3 +39,12 @@ class Seeds:
             value = int.from_bytes(hmac.new(self.key, message, hashlib.sha256).digest()[:8], "big")
             return value % (SEED_LIMIT - 1) + 1
         return secrets.randbelow(SEED_LIMIT - 1) + 1
+
+
+def perf_seed(seed: int, index: int) -> int:
+    """The seed of perf pair `index` of a lab's grading (the student's and the reference's run of the
+    pair share it): the lab's seed for the first pair, then seeds derived from it, each in 1..2^53-1."""
+    if index == 0:
+        return seed
+    value = int.from_bytes(hashlib.sha256(f"perf pair {index}\0{seed}".encode()).digest()[:8], "big")
+    return value % (SEED_LIMIT - 1) + 1

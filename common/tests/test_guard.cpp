@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <vector>
 
 namespace {
@@ -59,4 +60,28 @@ TEST_CASE("a value equal to the output poison still damages the band") {
     auto back = band();
     back[100] = 0xFF;
     CHECK(cl::describe_guard_damage("c", front, back, 1, 1).has_value());
+}
+
+TEST_CASE("the front band is 256 x k bytes, k in 1..16, a function of the seed, the buffer and its occurrence") {
+    std::set<std::size_t> seen;
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+        const std::size_t front = cl::front_guard_bytes(seed, "a", 4096, 0);
+        CHECK(front % 256 == 0);
+        CHECK(front >= 256);
+        CHECK(front <= 16 * 256);
+        CHECK(front == cl::front_guard_bytes(seed, "a", 4096, 0));  // the same run on the same seed
+        seen.insert(front);
+    }
+    CHECK(seen.size() == 16);  // every offset occurs: the alignment above 256 bytes varies with the seed
+    // 256 mod 512 (the pointer's alignment a kernel could test) in about half the seeds
+    int odd = 0;
+    for (std::uint64_t seed = 0; seed < 1000; ++seed) odd += (cl::front_guard_bytes(seed, "c", 40, 3) / 256) % 2;
+    CHECK(odd > 400);
+    CHECK(odd < 600);
+}
+
+TEST_CASE("ordinary runs have a back band; the layout reads the environment once") {
+    // The tests run without LAB_GUARD_BANDS: the graded layout.
+    CHECK_FALSE(cl::sanitizer_layout());
+    CHECK(cl::back_guard_bytes() == 256);
 }

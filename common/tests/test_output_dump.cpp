@@ -3,6 +3,8 @@
 #include "compare.hpp"
 #include "options.hpp"
 #include "output_dump.hpp"
+#include "saved_options.hpp"
+#include "refill.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <span>
 #include <vector>
 
 namespace {
@@ -53,6 +56,7 @@ TEST_CASE("without a dump path or outside a step, comparisons record nothing") {
 }
 
 TEST_CASE("each comparison of a step appends its sums; correct outputs agree within the tolerances") {
+    const cl_test::SavedRunOptions saved;
     const std::string path = "test_output_dump.jsonl";
     const DumpTo dump(path);
     cl::run_options().seed = 1234;
@@ -84,6 +88,7 @@ TEST_CASE("each comparison of a step appends its sums; correct outputs agree wit
 }
 
 TEST_CASE("the same inputs and seed give sums that two correct runs reproduce, and a wrong one does not") {
+    const cl_test::SavedRunOptions saved;
     const std::vector<double> expected(1000, 0.5);
     std::vector<float> first(1000, 0.5f);
     std::vector<float> second(1000, 0.5f);
@@ -110,4 +115,46 @@ TEST_CASE("the same inputs and seed give sums that two correct runs reproduce, a
     CHECK(std::fabs(sums(runs[0]).second - sums(runs[1]).second) <= allowed);
     CHECK(std::fabs(sums(runs[0]).first - sums(runs[2]).first) + std::fabs(sums(runs[0]).second - sums(runs[2]).second) >
           allowed);
+}
+
+TEST_CASE("a timed run's record holds a sample of its outputs at places drawn from the seed") {
+    const cl_test::SavedRunOptions saved;
+    const std::string path = "test_output_dump_samples.jsonl";
+    const DumpTo dump(path);
+    cl::run_options().seed = 99;
+    std::vector<float> outputs(1000);
+    for (std::size_t i = 0; i < outputs.size(); ++i) outputs[i] = static_cast<float>(i);
+    {
+        const cl::OutputDumpScope scope("time 3 run 7");
+        cl::dump_host_outputs(std::span<const float>(outputs), {1e-3, 1e-5});
+    }
+    const std::vector<std::string> lines = lines_of(read_file(path));
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find("\"key\": \"time 3 run 7\"") != std::string::npos);
+    const std::size_t at = lines[0].find("\"samples\": [[0, 0, ");
+    REQUIRE(at != std::string::npos);  // the first element is always sampled
+    CHECK(lines[0].find("[999, 999, ") != std::string::npos);  // and the last
+    std::size_t samples = 0;
+    for (std::size_t p = lines[0].find('[', at + 12); p != std::string::npos; p = lines[0].find('[', p + 1)) ++samples;
+    CHECK(samples == static_cast<std::size_t>(cl::kDumpSamples));
+    cl::run_options().seed = 0;
+    std::remove(path.c_str());
+}
+
+TEST_CASE("fresh inputs depend on the seed, the name and the draw, and are the same on host and device") {
+    const cl_test::SavedRunOptions saved;
+    cl::run_options().seed = 5;
+    const std::uint64_t key = cl::fresh_key("a", cl::kFirstFreshDraw);
+    CHECK(key == cl::fresh_key("a", cl::kFirstFreshDraw));
+    CHECK(key != cl::fresh_key("b", cl::kFirstFreshDraw));
+    CHECK(key != cl::fresh_key("a", cl::kFirstFreshDraw + 1));
+    cl::run_options().seed = 6;
+    CHECK(key != cl::fresh_key("a", cl::kFirstFreshDraw));
+    std::vector<float> values(100);
+    cl::fill_uniform_host(std::span<float>(values), key, -1.0F, 1.0F);
+    for (const float v : values) CHECK((v >= -1.0F && v < 1.0F));
+    std::vector<int> ints(100);
+    cl::fill_uniform_host(std::span<int>(ints), key, 3, 7);
+    for (const int v : ints) CHECK((v >= 3 && v < 7));
+    cl::run_options().seed = 0;
 }

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Seeded streams and the harness's own options.
+// Seeded streams, and the shapes drawn from the seed.
 #include "options.hpp"
 #include "random.hpp"
+#include "saved_options.hpp"
 #include "shapes.hpp"
 
 #include <doctest/doctest.h>
-
-#include <stdexcept>
-#include <string>
 
 TEST_CASE("the same seed and stream give the same values; other streams or seeds differ") {
     cl::Rng first(42, "inputs a");
@@ -32,24 +30,8 @@ TEST_CASE("uniform values stay in range") {
     }
 }
 
-TEST_CASE("harness options are taken out of argv and the rest goes to doctest") {
-    std::string program = "test", seed = "--seed=1234", filter = "-ts=perf", results = "--results=out.json",
-                expect = "--expect=not-implemented";
-    char* argv[] = {program.data(), seed.data(), filter.data(), results.data(), expect.data()};
-    const auto rest = cl::parse_run_options(5, argv);
-    REQUIRE(rest.size() == 2);
-    CHECK(std::string(rest[1]) == "-ts=perf");
-    CHECK(cl::run_options().seed == 1234);
-    CHECK(cl::run_options().seed_given);
-    CHECK(cl::run_options().results_path == "out.json");
-    CHECK(cl::run_options().expect_not_implemented);
-
-    std::string bad = "--seed=12x";
-    char* bad_argv[] = {program.data(), bad.data()};
-    CHECK_THROWS_AS(cl::parse_run_options(2, bad_argv), std::invalid_argument);
-}
-
 TEST_CASE("seeded shapes: the fixed ones first, then extra ones from the seed, in range") {
+    const cl_test::SavedRunOptions saved;
     cl::run_options().seed = 99;
     const auto shapes = cl::with_seeded_shapes({{1, 1}, {33, 65}}, 3, 50);
     REQUIRE(shapes.size() == 5);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The results registry and its JSON.
+// The results registry. Its JSON is read back by the course's one reader of results files, field by
+// field: write_results_sample.cpp writes one, coursemodel/tests/test_results.py reads it.
 #include "results.hpp"
 
 #include <doctest/doctest.h>
@@ -37,23 +38,6 @@ TEST_CASE("perf keeps the fastest correct variant of a step") {
     CHECK(results.steps()[0].perf->variant == "256 threads");
 }
 
-TEST_CASE("the JSON holds every field the grader reads") {
-    cl::Results results;
-    results.set_lab("01-matadd");
-    results.set_problem("8 x 8 float");
-    results.set_roof({"memcpy D2D", 2983.0, "GB/s", 3352.0});
-    results.record_correctness({"1", "one \"quoted\"", 1}, {cl::Status::passed, ""});
-    results.record_perf({"1", "one \"quoted\"", 1}, {{cl::Status::passed, ""}, 0.25, 2700.5, "GB/s", 90.5, ""});
-    const std::string json = results.to_json();
-    for (const char* field : {R"("schema": "cuda-labs-results/1")", R"("lab": "01-matadd")", R"("seed": )",
-                              R"("roof": {"name": "memcpy D2D", "value": 2983, "unit": "GB/s", "ceiling": 3352})",
-                              R"("name": "one \"quoted\"")", R"("correctness": {"status": "passed")",
-                              R"("time_ms": 0.25)", R"("throughput": 2700.5)", R"("percent_of_roof": 90.5)"}) {
-        CAPTURE(field);
-        CHECK(json.find(field) != std::string::npos);
-    }
-}
-
 TEST_CASE("a step left out by --step is neither recorded nor a failure") {
     cl::Results results;
     const cl::Verdict left_out{cl::Status::not_selected, ""};
@@ -71,7 +55,5 @@ TEST_CASE("every timed variant of a step is kept for the sweeps' plots; the fast
     REQUIRE(results.steps().size() == 1);
     CHECK(results.steps()[0].variants.size() == 2);
     CHECK(results.steps()[0].perf->variant == "256 threads");
-    const std::string json = results.to_json();
-    CHECK(json.find(R"("variants": [{"status": "passed")") != std::string::npos);
-    CHECK(json.find(R"("variant": "128 threads")") != std::string::npos);
+    CHECK(results.steps()[0].variants[0].variant == "128 threads");
 }

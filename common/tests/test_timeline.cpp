@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The text timeline, the Chrome trace and the PCIe arithmetic: host-only, from hand-made intervals.
-#include "pcie.hpp"
+// The text timeline and the Chrome trace: host-only, from hand-made intervals.
 #include "timeline.hpp"
 
 #include <doctest/doctest.h>
@@ -71,17 +70,4 @@ TEST_CASE("the trace has a process per timeline, a thread per stream and microse
     CHECK(json.find(R"("name": "kernel 1", "cat": "kernel", "ts": 2000.000, "dur": 1000.000)") != std::string::npos);
     // No trailing comma before the closing bracket: strict JSON.
     CHECK(json.find(",\n]") == std::string::npos);
-}
-
-TEST_CASE("PCIe rates from generation and width") {
-    CHECK(cl::pcie_gbps(32.0, 16) == doctest::Approx(63.015).epsilon(1e-4));  // PCIe 5.0 x16
-    CHECK(cl::pcie_gbps(16.0, 16) == doctest::Approx(31.508).epsilon(1e-4));  // PCIe 4.0 x16
-    CHECK(cl::pcie_gbps(2.5, 1) == doctest::Approx(0.25));                    // 8b/10b
-    CHECK(cl::pcie_generation(32.0) == "PCIe 5.0");
-    CHECK(cl::pcie_generation(8.0) == "PCIe 3.0");
-    CHECK(cl::parse_gigatransfers("32.0 GT/s PCIe").value() == doctest::Approx(32.0));
-    CHECK(cl::parse_gigatransfers("8 GT/s").value() == doctest::Approx(8.0));
-    CHECK(cl::parse_gigatransfers("2.5 GT/s").value() == doctest::Approx(2.5));
-    CHECK_FALSE(cl::parse_gigatransfers("Unknown").has_value());
-    CHECK_FALSE(cl::parse_gigatransfers("").has_value());
 }

@@ -17,13 +17,20 @@ shift 2
 course=$(realpath "${COURSE:-$here/../..}")
 mkdir -p "$out/slurm-logs"
 
-# The task list: one submission per line, fixed before the array starts.
-find "$submissions" -mindepth 1 -maxdepth 1 ! -name '.*' | sort > "$out/submissions.txt"
-count=$(wc -l < "$out/submissions.txt")
-if [ "$count" -eq 0 ]; then
-  echo "no submissions in $submissions" >&2
+# The task list, fixed before the array starts: one submission per line, `index<TAB>id<TAB>path`,
+# with the grader's own ids (alice/ and alice.zip are graded as alice and alice-2, as by the
+# folder grader). It is also the run's manifest: the gradebook holds these submissions only.
+if ! (cd "$course" && "${PYTHON:-python3}" -m grading ids "$submissions") > "$out/submissions.tsv.new"; then
+  rm -f "$out/submissions.tsv.new"
+  echo "cannot list the submissions in $submissions (above)" >&2
   exit 2
 fi
+mv "$out/submissions.tsv.new" "$out/submissions.tsv"
+count=$(wc -l < "$out/submissions.tsv")
+# A summary an earlier run left for one of these ids is not this run's grade.
+while IFS=$'\t' read -r index id submission; do
+  rm -f "$out/graded/$id/summary.json"
+done < "$out/submissions.tsv"
 printf '%s\n' "$@" > "$out/grade-args.txt"
 
 common=(--chdir "$course" --output "$out/slurm-logs/%x-%A_%a.out")
@@ -35,7 +42,7 @@ gres=(--gres "${GRES-gpu:1}")
 export COURSE="$course" OUT="$out" GPU_ARCH="${GPU_ARCH:-auto}" PYTHON="${PYTHON:-python3}"
 array=$(sbatch --parsable "${common[@]}" "${gres[@]}" --job-name grade --time "${TIME_LIMIT:-01:00:00}" \
   --array "0-$((count - 1))%${MAX_PARALLEL:-16}" --export ALL "$here/grade-array.sbatch")
-collect=$(sbatch --parsable "${common[@]}" --job-name grade-collect --time 00:10:00 \
+collect=$(sbatch --parsable "${common[@]}" --job-name grade-collect --time 00:30:00 \
   --dependency "afterany:${array%%;*}" --export ALL "$here/collect.sbatch")
 echo "submitted $count submission(s): array job $array, collect job $collect"
 echo "gradebook when done: $out/gradebook.csv"

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from coursemodel import build as course_build
 from grading import integrity, objcheck, runner
 from grading.course import Lab
 
@@ -34,9 +35,7 @@ class LabBuild:
     def __init__(self, folder: Path, course_root: Path, labs: list[Lab], labs_from: str = "starter",
                  link: bool = True):
         self.folder, self.root, self.labs = Path(folder), Path(course_root), {lab.name: lab for lab in labs}
-        setup = subprocess.run(["meson", "setup", str(self.folder), str(self.root), f"-Dlabs={','.join(self.labs)}",
-                                f"-Dlabs_from={labs_from}", "-Dgpu_arch=90", "--buildtype=release",
-                                f"-Dcuda_args={runner.GRADING_CUDA_ARGS}"], capture_output=True, text=True)
+        setup = course_build.configure(self.folder, self.root, labs_from=labs_from, labs=list(self.labs), grading=True)
         if setup.returncode != 0:
             raise RuntimeError(f"meson setup failed: {setup.stdout[-800:]}")
         self.entries = objcheck.compile_entries((self.folder / "compile_commands.json").read_text())

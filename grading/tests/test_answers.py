@@ -112,8 +112,9 @@ class AnswersTest(FakeGradeBase):
         self.assertEqual(results["score"], 4.0)
         self.assert_inert(report, test["output"], "After measuring: 1.9 TB/s.")
         book = list(csv.reader(io.StringIO(outputs.gradebook([outputs.summary(grade)]))))
-        self.assertEqual(book[0], ["student", "01-fake", "total", "max_total", "complete", "notes", "01-fake answers"])
-        self.assertEqual(book[1][-1], "1 of 2")
+        self.assertEqual(book[0], ["student", "01-fake", "total", "max_total", "complete", "notes", "01-fake answers",
+                                   "01-fake hours"])
+        self.assertEqual(book[1][-2:], ["1 of 2", ""])  # no '## Hours spent' section: no hours
 
     def test_no_answers_file_is_not_an_error(self):
         grade, report, _, test = self.graded(None)
@@ -121,7 +122,7 @@ class AnswersTest(FakeGradeBase):
         self.assertIn("no written answers (labs/01-fake/answers.md is not in the submission)", report)
         self.assertEqual(test["status"], "failed")
         self.assertNotIn("answers.md", "".join(grade.taken.ignored))
-        self.assertEqual(list(csv.reader(io.StringIO(outputs.gradebook([outputs.summary(grade)]))))[1][-1], "none")
+        self.assertEqual(list(csv.reader(io.StringIO(outputs.gradebook([outputs.summary(grade)]))))[1][-2], "none")
 
     def test_a_10_mb_file_is_cut_and_the_cut_reported(self):
         big = FILLED.encode() + b"x" * (10 << 20)
@@ -166,3 +167,45 @@ class AnswersTest(FakeGradeBase):
     def test_the_answers_are_never_built(self):
         grade, _, _, _ = self.graded(b"COMPILE_ERROR\n" + FILLED.encode())  # the fake build fails on this word
         self.assertEqual((grade.labs[0].state, grade.score), ("graded", 4.0))
+
+    def test_a_question_filled_in_40_times_and_an_unknown_heading_count_once(self):
+        one = "## Question 1\n\nPrediction (before you run): fast.\n\nAfter measuring: 1.9 TB/s.\n\n"
+        unknown = "## Question 99\n\nPrediction (before you run): slow.\n\nAfter measuring: 0.1 TB/s.\n"
+        grade, report, _, test = self.graded(("# 01-fake: your answers\n\n" + one * 40 + unknown).encode())
+        answers = grade.labs[0].answers
+        self.assertEqual((answers.complete, answers.predicted, answers.total), (1, 1, 2))
+        self.assertEqual((answers.duplicates, answers.unknown), ({"1": 40}, ["99"]))
+        for text in (report, test["output"]):
+            self.assertIn("1 of 2 questions answered", text)
+            self.assertIn("question 1 is answered under 40 headings: counted once", text)
+            self.assertIn("Question 99' is not a core question of the sheet: not counted", text)
+        row = next(csv.DictReader(io.StringIO(outputs.gradebook([outputs.summary(grade)]))))
+        self.assertEqual(row["01-fake answers"], "1 of 2")
+        self.assertIn("01-fake answers: question 1 answered under 40 headings (counted once), 'Question 99' is no "
+                      "question of the sheet (not counted)", row["notes"])
+
+    def test_a_sheet_question_answered_under_its_other_label_counts(self):
+        (self.course.root / "labs/01-fake/README.md").write_text(
+            "# Fake\n\n## 1. Step one\n\nQuestions:\n\n1. (core) How fast?\n\n## 2. Step two\n\nQuestions:\n\n"
+            "1. (core) Why?\n")
+        self.grader.answer_totals.clear()
+        filled = ("## Question 1.1\n\nPrediction (before you run): a.\n\nAfter measuring: b.\n\n"
+                  "## Question 2.1\n\nPrediction (before you run): c.\n\nAfter measuring: d.\n\n"
+                  "## Question 2.1\n\nPrediction (before you run): e.\n\nAfter measuring:\n")
+        answers = self.graded(filled.encode())[0].labs[0].answers
+        self.assertEqual((answers.complete, answers.total, answers.duplicates, answers.unknown), (2, 2, {"2.1": 2}, []))
+
+    def test_the_hours_spent_reach_the_gradebook_and_never_the_grade(self):
+        hours = "\n## Hours spent\n\nHours on this lab (a number, e.g. 6.5): about 8,5 h\n"
+        grade, report, results, _ = self.graded((FILLED + hours).encode())
+        self.assertEqual((grade.score, results["score"], grade.labs[0].answers.hours), (4.0, 4.0, 8.5))
+        self.assertIn("Hours spent on the lab, as written: 8.5 (not graded)", report)
+        self.assertEqual(grade.labs[0].answers.complete, 1)  # the section ends question 2's fields
+        row = next(csv.DictReader(io.StringIO(outputs.gradebook([outputs.summary(grade)]))))
+        self.assertEqual(row["01-fake hours"], "8.5")
+        absurd = "\n## Hours spent\n\nHours on this lab (a number, e.g. 6.5):\n\n500\n"
+        grade, report, _, _ = self.graded((FILLED + absurd).encode(), "t")
+        self.assertIsNone(grade.labs[0].answers.hours)
+        self.assertIn("is more than 200 hours: left out", report)
+        row = next(csv.DictReader(io.StringIO(outputs.gradebook([outputs.summary(grade)]))))
+        self.assertEqual(row["01-fake hours"], "")

@@ -58,7 +58,7 @@ class OutputsTest(TempDirTest):
         self.assertIn("wrong at index 3", text)
         self.assertIn("one \\| pipe", text)  # table cells escaped
         self.assertIn("common/harness.cpp: changed", text)
-        self.assertIn("| 1 | one \\| pipe | pass | 2.5 | 40 GB/s | 1 | 0.4 x | 1.5 | 2 |", text)
+        self.assertIn("| 1 | one \\| pipe | pass | 2.5 | 40 GB/s | 1 | 0.4 x | - | 1.5 | 2 |", text)
 
     def test_summary_and_one_line(self):
         grade = sample_grade()
@@ -110,10 +110,15 @@ class CliTest(TempDirTest):
         out = self.tmp / "run"
         (out / "graded" / "alice").mkdir(parents=True)
         (out / "graded" / "bob").mkdir(parents=True)  # a task still running: no summary yet
-        (out / "submissions.txt").write_text("/s/alice.zip\n/s/bob.zip\n/s/carol.zip\n")
-        os.utime(out / "submissions.txt", (1000.0, 1000.0))
-        summary = {"labs": {"01-a": {"state": "graded"}, "02-b": {"state": "failed"}, "03-c": {"state": "not_graded"}}}
-        (out / "graded" / "alice" / "summary.json").write_text(json.dumps(summary))
+        (out / "graded" / "dave").mkdir(parents=True)  # an earlier run's submission: not this run's
+        (out / "submissions.tsv").write_text("0\talice\t/s/alice.zip\n1\tbob\t/s/bob.zip\n2\tcarol\t/s/carol.zip\n")
+        os.utime(out / "submissions.tsv", (1000.0, 1000.0))
+
+        def summary(sid, labs):
+            return json.dumps({"schema": outputs.SUMMARY_SCHEMA, "submission": sid, "labs": labs})
+        labs = {"01-a": {"state": "graded"}, "02-b": {"state": "failed"}, "03-c": {"state": "not_graded"}}
+        (out / "graded" / "alice" / "summary.json").write_text(summary("alice", labs))
+        (out / "graded" / "dave" / "summary.json").write_text(summary("dave", labs))
         from grading.__main__ import slurm_progress
         line, finished = slurm_progress(out, now=1000.0 + 300.0)
         self.assertEqual(line, "1 / 3 submissions, 2 labs graded, about 10 min left")
@@ -123,7 +128,7 @@ class CliTest(TempDirTest):
         self.assertRegex(printed.strip(), r"^1 / 3 submissions, 2 labs graded, about .+ left$")
         for name in ("bob", "carol"):
             (out / "graded" / name).mkdir(exist_ok=True)
-            (out / "graded" / name / "summary.json").write_text(json.dumps({"labs": {}}))
+            (out / "graded" / name / "summary.json").write_text(summary(name, {}))
         code, printed, _ = self.run_cli("progress", out, "--watch", "1")  # returns at once: all done
         self.assertEqual(code, 0)
         self.assertTrue(printed.startswith("3 / 3 submissions, 2 labs graded"), printed)

@@ -1,168 +1,17 @@
 # SPDX-License-Identifier: MIT
-"""compute-sanitizer in grading: its output parsed (samples in the format of compute-sanitizer
-2024-2025, written for these tests), and the whole path with a fake compute-sanitizer and the fake
+"""compute-sanitizer in grading (its output is read by coursemodel.sanitizers, tested in
+coursemodel/tests/test_sanitizers.py): the whole path with a fake compute-sanitizer and the fake
 harness: a step with a finding loses its correctness points, the report quotes the finding."""
 
 import json
 import os
 from unittest import mock
 
-from grading import sanitizers
+from coursemodel.tests.test_sanitizers import DEVICE_NOT_SUPPORTED, MEMCHECK_ONE_PAST_END, RACECHECK_WARP
 from grading.config import Config
 from grading.tests.helpers import TempDirTest, fake_sanitizer
 from grading.tests import test_grade_fake as fake
 from grading.tests.test_grade_fake import FAKE_CONFIG, student
-
-MEMCHECK_ONE_PAST_END = """\
-========= COMPUTE-SANITIZER
-[doctest] doctest version is "2.4.9"
-step 1: one thread per element, 1-D grid
-========= Invalid __global__ write of size 4 bytes
-=========     at matadd::<unnamed>::add_1d_kernel(const float *, const float *, float *, unsigned long)+0x1d0 in /tmp/grading-x/01-matadd-abc/src/labs/01-matadd/matadd.cu:17
-=========     by thread (32,0,0) in block (4,0,0)
-=========     Address 0x7f3a1e000a84 is out of bounds
-=========     and is 1 bytes after the nearest allocation at 0x7f3a1e000000 of size 2692 bytes
-=========
-========= Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch failure" on CUDA API call to cudaDeviceSynchronize.
-=========
-  FAIL step 1: a CUDA error: unspecified launch failure
-========= ERROR SUMMARY: 2 errors
-"""
-
-MEMCHECK_NO_LINEINFO = """\
-========= COMPUTE-SANITIZER
-========= Invalid __shared__ read of size 4 bytes
-=========     at void reduction::(anonymous namespace)::reduce_sequential_kernel<256>(const int *, unsigned long, int *)+0x2a0
-=========     by thread (255,0,0) in block (0,0,0)
-=========     Address 0x400 is out of bounds
-=========
-========= ERROR SUMMARY: 1 error
-"""
-
-RACECHECK_WARP = """\
-========= COMPUTE-SANITIZER
-========= Error: Race reported between Read access at reduction::<unnamed>::reduce_unroll_last_warp_kernel<128>(const int *, unsigned long, int *)+0x4f0 in reduction.cu:104
-=========     and Write access at reduction::<unnamed>::reduce_unroll_last_warp_kernel<128>(const int *, unsigned long, int *)+0x510 in reduction.cu:105 [64 hazards]
-=========
-========= Error: Race reported between Write access at reduction::<unnamed>::reduce_unroll_last_warp_kernel<128>(const int *, unsigned long, int *)+0x510 in reduction.cu:105
-=========     and Read access at reduction::<unnamed>::reduce_unroll_last_warp_kernel<128>(const int *, unsigned long, int *)+0x4f0 in reduction.cu:104 [62 hazards]
-=========
-========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)
-"""
-
-RACECHECK_HAZARD_MODE = """\
-========= COMPUTE-SANITIZER
-========= Error: Potential RAW hazard detected at __shared__ 0x40 in block (3, 0, 0) :
-=========     Write Thread (16, 0, 0) at reduce_sequential_kernel<64>(const int *, unsigned long, int *)+0x1f0 in reduction.cu:66
-=========     Read Thread (0, 0, 0) at reduce_sequential_kernel<64>(const int *, unsigned long, int *)+0x1c0 in reduction.cu:66
-=========     Current Value : 12, Incoming Value : 7
-=========
-========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
-"""
-
-SYNCCHECK_DIVERGENT = """\
-========= COMPUTE-SANITIZER
-========= Barrier error detected. Divergent thread(s) in block
-=========     at transpose::<unnamed>::transpose_tiled_kernel<32, 8>(const float *, float *, int, int)+0x130 in transpose.cu:58
-=========     by thread (0,2,0) in block (1,0,0)
-=========
-========= ERROR SUMMARY: 1 error
-"""
-
-OLD_FORMAT = """\
-========= COMPUTE-SANITIZER
-========= Invalid __global__ write of size 4 bytes
-=========     at 0x00000150 in /home/student/labs/01-matadd/matadd.cu:17:matadd::add_1d_kernel(float const *, float const *, float*, unsigned long)
-=========     by thread (0,0,0) in block (0,0,0)
-========= ERROR SUMMARY: 1 error
-"""
-
-CLEAN = """\
-========= COMPUTE-SANITIZER
-[doctest] test cases: 1 | 1 passed | 0 failed | 0 skipped
-========= ERROR SUMMARY: 0 errors
-"""
-
-RACECHECK_CLEAN_WITH_WARNING = """\
-========= COMPUTE-SANITIZER
-========= Warning: Race reported between Write access at k(int *)+0x90 in a.cu:3
-=========     and Write access at k(int *)+0x90 in a.cu:3 [2 hazards]
-========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)
-"""
-
-DEVICE_NOT_SUPPORTED = """\
-========= COMPUTE-SANITIZER
-========= Error: Device not supported. Please refer to the "Supported Devices" section of the sanitizer documentation
-========= Error: Target application terminated before first instrumented API call
-"""
-
-
-class ParseTest(TempDirTest):
-    def test_memcheck_write_past_the_end(self):
-        outcome = sanitizers.parse("memcheck", MEMCHECK_ONE_PAST_END, 99)
-        self.assertTrue(outcome.found)
-        self.assertEqual(len(outcome.findings), 1)  # the API error it caused is not a second finding
-        self.assertEqual(outcome.first(), "memcheck: Invalid __global__ write of size 4 bytes in add_1d_kernel "
-                                          "(matadd.cu:17)")
-
-    def test_memcheck_without_line_numbers_still_names_the_kernel(self):
-        outcome = sanitizers.parse("memcheck", MEMCHECK_NO_LINEINFO, 99)
-        self.assertEqual(outcome.first(), "memcheck: Invalid __shared__ read of size 4 bytes in "
-                                          "reduce_sequential_kernel<256>")
-
-    def test_racecheck_analysis_and_hazard_modes(self):
-        outcome = sanitizers.parse("racecheck", RACECHECK_WARP, 99)
-        self.assertEqual(len(outcome.findings), 2)
-        self.assertEqual(outcome.first(), "racecheck: Race reported between Read access and Write access in "
-                                          "reduce_unroll_last_warp_kernel<128> (reduction.cu:104)")
-        outcome = sanitizers.parse("racecheck", RACECHECK_HAZARD_MODE, 99)
-        self.assertEqual(outcome.first(), "racecheck: Potential RAW hazard at __shared__ in "
-                                          "reduce_sequential_kernel<64> (reduction.cu:66)")
-
-    def test_synccheck(self):
-        outcome = sanitizers.parse("synccheck", SYNCCHECK_DIVERGENT, 99)
-        self.assertEqual(outcome.first(), "synccheck: Barrier error detected. Divergent thread(s) in block in "
-                                          "transpose_tiled_kernel<32, 8> (transpose.cu:58)")
-
-    def test_older_location_format(self):
-        outcome = sanitizers.parse("memcheck", OLD_FORMAT, 99)
-        self.assertEqual(outcome.findings[0].kernel, "add_1d_kernel")
-        self.assertEqual(outcome.findings[0].location, "matadd.cu:17")
-
-    def test_clean_runs_and_warnings_find_nothing(self):
-        for text, code in ((CLEAN, 0), (CLEAN, 1), (RACECHECK_CLEAN_WITH_WARNING, 0)):
-            with self.subTest(text=text[:60], code=code):
-                outcome = sanitizers.parse("racecheck", text, code)
-                self.assertFalse(outcome.found, outcome.findings)
-
-    def test_the_exit_status_decides_whatever_the_program_printed(self):
-        forged = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
-        self.assertTrue(sanitizers.parse("memcheck", forged, 99).found)  # printed by the student: ignored
-        self.assertTrue(sanitizers.parse("memcheck", CLEAN, 2).found)  # ended abnormally under the tool
-
-    def test_a_tool_that_cannot_work_on_the_reference_is_the_machines_fault(self):
-        outcome = sanitizers.parse("memcheck", DEVICE_NOT_SUPPORTED, 1, trusted=True)
-        self.assertFalse(outcome.found)
-        self.assertIn("Device not supported", outcome.tool_failed)
-        outcome = sanitizers.parse("memcheck", "sh: compute-sanitizer: not found\n", 127, trusted=True)
-        self.assertIn("did not start", outcome.tool_failed)
-
-    def test_on_a_students_run_only_the_exit_status_decides(self):
-        # The tool's failure message, printed by a kernel: ignored; the exit status still says "found".
-        outcome = sanitizers.parse("racecheck", DEVICE_NOT_SUPPORTED + RACECHECK_WARP, 99)
-        self.assertEqual((outcome.found, outcome.tool_failed), (True, ""))
-        # Findings printed by the program, with a clean exit status: nothing found.
-        outcome = sanitizers.parse("memcheck", MEMCHECK_ONE_PAST_END, 0)
-        self.assertFalse(outcome.found)
-        # The tool dying on the student's build is a finding, not "could not check".
-        self.assertTrue(sanitizers.parse("memcheck", "", 139).found)
-
-    def test_command_line(self):
-        argv = sanitizers.command("/cuda/bin/compute-sanitizer", "racecheck", ["./h", "-ts=correctness"])
-        self.assertEqual(argv[:3], ["/cuda/bin/compute-sanitizer", "--tool=racecheck", "--error-exitcode=99"])
-        self.assertIn("--racecheck-report=analysis", argv)
-        self.assertEqual(argv[-2:], ["./h", "-ts=correctness"])
-
 
 class SanitizerGradingTest(fake.FakeGradeBase):
     """The fake harness under a fake compute-sanitizer."""
@@ -187,6 +36,25 @@ class SanitizerGradingTest(fake.FakeGradeBase):
         g = self.grade(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}))
         self.assertEqual((g.score, g.max_score), (4.0, 4.0), g.labs[0].reason)
         self.assertEqual(g.labs[0].review_flags, [])
+
+    def test_runs_under_a_tool_look_like_the_graded_run(self):
+        """Issue 28: a kernel must not be able to tell a sanitized run from the graded one. The
+        tools run the same suite on the same seed (so the same sizes and the same guard-band
+        offsets, which the seed draws) with the layout that leaves out only the back band."""
+        self.grade(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}), name="same")
+        logs = self.tmp / "out" / "same" / "logs"
+
+        def header(name):
+            line = next(l for l in (logs / name).read_text().splitlines() if l.startswith("fake harness"))
+            return line.split()
+
+        graded = header("01-fake-correctness.log")
+        for tool in ("memcheck", "racecheck"):
+            sanitized = header(f"01-fake-{tool}.log")
+            self.assertEqual(sanitized[2], "correctness")
+            self.assertEqual(sanitized[4], graded[4], "the tool's run must use the graded run's seed")
+            self.assertEqual(sanitized[8], "front")
+        self.assertEqual(graded[8], "both")
 
     def test_a_step_with_a_finding_loses_its_points_and_the_report_quotes_it(self):
         work = student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, sanitizer={"memcheck": ["2"]},

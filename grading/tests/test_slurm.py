@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: MIT
 """The Slurm scripts with a stand-in sbatch (no Slurm needed): the array covers every submission,
-the collect job depends on it, and collect writes the gradebook and names the ungraded."""
+each task grades its submission under the id the grader gives it (colliding names included), the
+collect job depends on the array, and collect writes the gradebook of this run's submissions and
+names the ungraded."""
 
+import csv
+import io
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -14,36 +19,93 @@ from grading.tests.test_outputs_cli import sample_grade
 SLURM = REPO / "grading" / "slurm"
 
 
+def grade_as(sid: str):
+    grade = sample_grade()
+    grade.submission_id = sid
+    return grade
+
+
 class SlurmScriptsTest(TempDirTest):
-    def test_submit_makes_an_array_and_a_dependent_collect(self):
-        subs = self.tmp / "subs"
-        subs.mkdir()
-        for name in ("alice.zip", "bob", "carol.tar.gz"):
-            (subs / name).mkdir() if name == "bob" else (subs / name).write_bytes(b"")
+    def setUp(self):
+        super().setUp()
+        self.subs = self.tmp / "subs"
+        self.subs.mkdir()
+        # alice/, alice.zip and alice.tar.xz give one plain id: three submissions, three ids.
+        for name in ("alice.zip", "alice.tar.xz", "bob", "alice", "carol.tar.gz"):
+            (self.subs / name).mkdir() if name in ("bob", "alice") else (self.subs / name).write_bytes(b"")
         bin_dir = self.tmp / "bin"
         bin_dir.mkdir()
         (bin_dir / "sbatch").write_text('#!/bin/sh\necho "$@" >> "$SBATCH_LOG"\necho 1234\n')
         (bin_dir / "sbatch").chmod(0o755)
-        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SBATCH_LOG": str(self.tmp / "calls"),
-               "GRES": ""}
-        out = self.tmp / "out"
-        result = subprocess.run(["bash", str(SLURM / "submit.sh"), str(subs), str(out), "--labs", "01-matadd"],
-                                env=env, capture_output=True, text=True)
+        self.env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SBATCH_LOG": str(self.tmp / "calls"),
+                    "GRES": ""}
+        self.out = self.tmp / "out"
+
+    def submit(self):
+        result = subprocess.run(["bash", str(SLURM / "submit.sh"), str(self.subs), str(self.out), "--labs", "01-matadd"],
+                                env=self.env, capture_output=True, text=True)
         self.assertEqual(result.returncode, 0, result.stderr)
+        return result
+
+    def test_submit_makes_an_array_and_a_dependent_collect(self):
+        self.submit()
         calls = (self.tmp / "calls").read_text().splitlines()
         self.assertEqual(len(calls), 2)
-        self.assertIn("--array 0-2%16", calls[0])
+        self.assertIn("--array 0-4%16", calls[0])
         self.assertNotIn("--gres", calls[0])  # GRES="" : a Slurm without GPUs
         self.assertIn("--dependency afterany:1234", calls[1])
-        self.assertEqual(len((out / "submissions.txt").read_text().splitlines()), 3)
-        self.assertEqual((out / "grade-args.txt").read_text().split(), ["--labs", "01-matadd"])
+        listed = [line.split("\t") for line in (self.out / "submissions.tsv").read_text().splitlines()]
+        self.assertEqual([(i, sid, Path(p).name) for i, sid, p in listed],
+                         [("0", "alice", "alice"), ("1", "alice-2", "alice.tar.xz"), ("2", "alice-3", "alice.zip"),
+                          ("3", "bob", "bob"), ("4", "carol", "carol.tar.gz")])
+        self.assertEqual((self.out / "grade-args.txt").read_text().split(), ["--labs", "01-matadd"])
 
-        # The collect step, as if task 'alice' had finished and the others had not.
-        outputs.write_all(sample_grade(), out / "graded" / "alice", Config())
-        env.update({"COURSE": str(REPO), "OUT": str(out), "PYTHON": "python3"})
+    def test_each_task_grades_its_submission_under_the_graders_id(self):
+        self.submit()
+        recorder = self.tmp / "python"  # stands in for the grader: records its arguments
+        recorder.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_LOG"\nexit 3\n')
+        recorder.chmod(0o755)
+        for task, (sid, name) in enumerate([("alice", "alice"), ("alice-2", "alice.tar.xz"), ("alice-3", "alice.zip")]):
+            log = self.tmp / f"args-{task}"
+            env = {**self.env, "SLURM_ARRAY_TASK_ID": str(task), "OUT": str(self.out), "COURSE": str(REPO),
+                   "PYTHON": str(recorder), "GPU_ARCH": "90", "ARGS_LOG": str(log)}
+            result = subprocess.run(["bash", str(SLURM / "grade-array.sbatch")], env=env, capture_output=True,
+                                    text=True)
+            self.assertEqual(result.returncode, 3, result.stderr)
+            args = log.read_text().splitlines()
+            self.assertEqual(args[args.index("--id") + 1], sid)
+            self.assertEqual(args[args.index("--out") + 1], str(self.out / "graded" / sid))
+            self.assertEqual(Path(args[args.index("--submission") + 1]).name, name)
+            self.assertEqual(args[-2:], ["--labs", "01-matadd"])
+        env = {**self.env, "SLURM_ARRAY_TASK_ID": "9", "OUT": str(self.out), "COURSE": str(REPO), "PYTHON": "false",
+               "GPU_ARCH": "90"}
+        result = subprocess.run(["bash", str(SLURM / "grade-array.sbatch")], env=env, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no submission with index 9", result.stderr)
+
+    def test_collect_writes_this_runs_gradebook_and_names_the_ungraded(self):
+        # An earlier run into the same folder left a grade for 'alice' and one for 'zoe' (no longer
+        # a submission); submitting again forgets alice's, and the gradebook never shows zoe.
+        outputs.write_all(grade_as("alice"), self.out / "graded" / "alice", Config())
+        outputs.write_all(grade_as("zoe"), self.out / "graded" / "zoe", Config())
+        self.submit()
+        self.assertFalse((self.out / "graded" / "alice" / "summary.json").exists())
+        # The tasks of alice and alice.zip (ids alice and alice-3) finished; the others did not.
+        for sid in ("alice", "alice-3"):
+            outputs.write_all(grade_as(sid), self.out / "graded" / sid, Config())
+        env = {**self.env, "COURSE": str(REPO), "OUT": str(self.out), "PYTHON": "python3"}
         result = subprocess.run(["bash", str(SLURM / "collect.sbatch")], env=env, capture_output=True, text=True,
                                 cwd=REPO)
-        self.assertEqual(result.returncode, 1)  # two submissions left no grade
-        self.assertTrue((out / "gradebook.csv").read_text().startswith("student,"))
-        self.assertEqual(sorted(Path(p).name for p in (out / "ungraded.txt").read_text().split()),
-                         ["bob", "carol.tar.gz"])
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)  # three submissions left no grade
+        rows = {row["student"]: row for row in csv.DictReader(io.StringIO((self.out / "gradebook.csv").read_text()))}
+        self.assertEqual(sorted(rows), ["alice", "alice-2", "alice-3", "bob", "carol"])
+        self.assertEqual((rows["alice"]["total"], rows["alice-3"]["total"]), ("1.5", "1.5"))
+        self.assertIn("no grade", rows["bob"]["notes"])
+        self.assertEqual(sorted(Path(p).name for p in (self.out / "ungraded.txt").read_text().split()),
+                         ["alice.tar.xz", "bob", "carol.tar.gz"])
+        self.assertIn("submissions without a grade: 3", result.stdout)
+        for name in ("hours.csv", "summary.md"):
+            self.assertTrue((self.out / name).is_file(), name)
+        self.assertNotIn("zoe", (self.out / "summary.md").read_text())
+        report = json.loads((self.out / "similarity.json").read_text())
+        self.assertIn(report["status"], ("ran", "unavailable"))

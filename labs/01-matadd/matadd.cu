@@ -14,19 +14,19 @@ namespace {
 __global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {
     // TODO(step 1): c[i] = a[i] + b[i] for every i < count, element i by thread i of the 1-D grid
     // (counted over the whole grid). The grid is rounded up to whole blocks of 256 threads, so the
-    // last block has threads with no element; count can pass 2^31. Lab sheet: README.md, section 1.
-    // HINT(step 1): i = blockIdx.x * blockDim.x + threadIdx.x, computed in std::size_t (the
-    // HINT(step 1): unsigned int product wraps past 2^32); write only when i < count.
+    // last block has threads with no element, and count can pass 2^31. Lab sheet: README.md, section 1.
+    // HINT(step 1): which built-in variables give the thread's place in the whole grid, and which
+    // HINT(step 1): integer type keeps that number right past 2^31? What must the extra threads not do?
 }
 
 // Slow before: nothing, but a 1-D grid hides the matrix's shape.
 __global__ void add_2d_kernel(const float* a, const float* b, float* c, int rows, int cols) {
     // TODO(step 2): the same sum on a 2-D grid of 16 x 16 blocks: the thread whose position in the
     // whole grid is col along x and row along y handles element (row, col) of the row-major rows x
-    // cols matrix. The grid is rounded up in both dimensions; rows * cols can pass 2^31.
+    // cols matrix. The grid is rounded up in both dimensions, and rows * cols can pass 2^31.
     // Lab sheet: README.md, section 2.
-    // HINT(step 2): col = blockIdx.x * blockDim.x + threadIdx.x, row likewise from the y indices;
-    // HINT(step 2): add only when row < rows and col < cols, at the std::size_t index row * cols + col.
+    // HINT(step 2): step 1's reasoning once along x (the column) and once along y (the row). Which
+    // HINT(step 2): threads lie outside the matrix now, and in which type is the element's offset computed?
 }
 
 // Slow before: -- (this step is slower on purpose).
@@ -42,8 +42,8 @@ __global__ void add_grid_stride_vectorized_kernel(const float* a, const float* b
     // TODO(step 4): (open step: your design) c[i] = a[i] + b[i] for every i < count, as fast as the
     // memory allows, whatever grid the launcher starts: at most as many blocks of 256 threads as
     // fit on the GPU at once, never more threads than count / 4 rounded up. a, b and c are 16-byte
-    // aligned (the launcher checks); count is any size, and nothing may be written past
-    // c[count - 1]. Lab sheet: README.md, section 4.
+    // aligned (the launcher checks), count is any size, and nothing may be written past the last
+    // element of c. Lab sheet: README.md, section 4.
 }
 
 }  // namespace
@@ -55,13 +55,11 @@ cudaError_t add_matrices(const float* a, const float* b, float* c, int rows, int
     // with add_1d_kernel at threads_per_block threads per block, and set *kernel_ms to the kernel's
     // time alone, measured with two CUDA events. Report every error of the launch and of the
     // kernel's execution: return the first cudaError_t that is not cudaSuccess (or cudaSuccess),
-    // never exit(); free every device array and event on every path out.
+    // never exit(), and free every device array and event on every path out.
     // Lab sheet: README.md, section 5.
-    // HINT(step 5): in order: cudaMalloc three arrays; cudaMemcpy a and b in; create two events and
-    // HINT(step 5): record one; launch with (count + t - 1) / t blocks; cudaGetLastError (the launch);
-    // HINT(step 5): record the other; cudaDeviceSynchronize (the execution); cudaEventElapsedTime;
-    // HINT(step 5): cudaMemcpy c back; then free and destroy what exists, whatever the status.
-    // HINT(step 5): each call runs only while status == cudaSuccess: the first error is the one kept.
+    // HINT(step 5): the sheet's section 5 lists the calls in their order. Which call reports a launch
+    // HINT(step 5): that was rejected, and which an error inside the kernel? How can one status value
+    // HINT(step 5): keep the first error, stop the later calls, and still let the clean-up run?
     (void)a, (void)b, (void)c, (void)rows, (void)cols, (void)threads_per_block, (void)kernel_ms;  // delete this line
     return cudaSuccess;
 }

@@ -8,6 +8,7 @@
 #include "buffers.hpp"
 #include "guard.hpp"
 #include "harness.hpp"
+#include "refill.hpp"
 #include "options.hpp"
 #include "random.hpp"
 #include "shapes.hpp"
@@ -88,36 +89,46 @@ cl::Comparison check_host_sum(std::span<const float> c, std::uint32_t key_a, std
     return cl::to_comparison(matadd::check_sum(on_device.data(), c.size(), key_a, key_b), c.size(), std::move(context));
 }
 
-// Two input sets of pattern values (the harness runs one timed run on set 1, so that a step
-// that replays an earlier result is caught), filled on the device; the output; their keys.
+// Pattern inputs, filled on the device from a key per input, and the output. Any keys can be
+// checked (on the device, at any size), so every timed run loads new keys into the same buffers
+// (refill): the main set, a second set, or keys drawn fresh from the seed and the run.
 struct PatternProblem {
     Shape shape;
-    std::uint32_t key_a[2];
+    std::uint32_t key_a[2];  // the main and the second set
     std::uint32_t key_b[2];
-    cl::DeviceBuffer<float> a[2], b[2], c;
-    int selected = 0;
+    std::uint32_t loaded_a = 0, loaded_b = 0;  // the keys a and b hold now
+    cl::DeviceBuffer<float> a, b, c;
 
-    PatternProblem(Shape s, int sets) : shape(s) {
+    explicit PatternProblem(Shape s) : shape(s) {
         cl::Rng rng(fmt::format("pattern keys {}x{}", s.rows, s.cols));
         for (int set = 0; set < 2; ++set) {
             key_a[set] = static_cast<std::uint32_t>(rng.uniform_int(0, 0xFFFFFFFF));
             key_b[set] = static_cast<std::uint32_t>(rng.uniform_int(0, 0xFFFFFFFF));
         }
-        for (int set = 0; set < sets; ++set) {
-            a[set] = cl::DeviceBuffer<float>(s.count(), set == 0 ? "a" : "a (second input set)");
-            b[set] = cl::DeviceBuffer<float>(s.count(), set == 0 ? "b" : "b (second input set)");
-            matadd::fill_pattern(a[set].data(), s.count(), key_a[set]);
-            matadd::fill_pattern(b[set].data(), s.count(), key_b[set]);
-        }
+        a = cl::DeviceBuffer<float>(s.count(), "a");
+        b = cl::DeviceBuffer<float>(s.count(), "b");
         c = cl::DeviceBuffer<float>(s.count(), "c");
+        load(cl::kMainInputs);
     }
-    void launch(const matadd::Step& step) {
-        step.launch(a[selected].data(), b[selected].data(), c.data(), shape.rows, shape.cols);
+    /// Writes the pattern of `draw` into a and b, in place (TimedStep::refill).
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            loaded_a = key_a[draw];
+            loaded_b = key_b[draw];
+        } else {
+            loaded_a = static_cast<std::uint32_t>(cl::fresh_key("pattern a", draw));
+            loaded_b = static_cast<std::uint32_t>(cl::fresh_key("pattern b", draw));
+        }
+        matadd::fill_pattern(a.data(), shape.count(), loaded_a);
+        matadd::fill_pattern(b.data(), shape.count(), loaded_b);
     }
+    void launch(const matadd::Step& step) { step.launch(a.data(), b.data(), c.data(), shape.rows, shape.cols); }
     cl::Comparison verify(const std::string& note = {}) const {
-        return cl::to_comparison(matadd::check_sum(c.data(), shape.count(), key_a[selected], key_b[selected]),
-                             shape.count(), shape.label() + note);
+        return cl::to_comparison(matadd::check_sum(c.data(), shape.count(), loaded_a, loaded_b), shape.count(),
+                                 shape.label() + note);
     }
+    /// Records c for the grader: a sum of two patterns is exact in float, the same in every kernel.
+    void dump_outputs() const { cl::dump_device_outputs(std::span<const float>(c.data(), c.size()), {0.0, 0.0}); }
 };
 
 // ---------------------------------------------------------------------------------- step 5
@@ -224,8 +235,8 @@ cl::Comparison check_host_code(const std::vector<Problem>& problems) {
 
 // Why the case above 2^31 elements cannot run here, or nothing.
 std::string why_no_large_case(std::size_t bytes) {
-    if (cl::guard_bytes() == 0) {
-        return "left out under compute-sanitizer (guard bands off): 2^31 threads would take it far too long";
+    if (cl::sanitizer_layout()) {
+        return "left out under compute-sanitizer: 2^31 threads would take it far too long";
     }
     const std::size_t free = free_device_bytes();
     const std::size_t margin = std::size_t{1} << 30;  // the runtime, the guard bands, the checker
@@ -283,7 +294,7 @@ TEST_CASE("01-matadd above 2^31 elements" * doctest::test_suite("correctness")) 
         fmt::print("  [SKIP] steps 1-4 at {}: {}\n", size, reason);
         return;
     }
-    PatternProblem problem(kLargeShape, 1);
+    PatternProblem problem(kLargeShape);
     for (const auto& step : steps) {
         const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section};
         const cl::Verdict verdict = cl::check_step(large, [&] {
@@ -297,7 +308,7 @@ TEST_CASE("01-matadd above 2^31 elements" * doctest::test_suite("correctness")) 
 
 TEST_CASE("01-matadd performance" * doctest::test_suite("perf")) {
     const cl::Roof roof = cl::memcpy_roof();  // first: nothing of ours in the caches or the allocator yet
-    PatternProblem problem(kPerfShape, 2);
+    PatternProblem problem(kPerfShape);
     const std::size_t count = kPerfShape.count();
     const double bytes = 3.0 * static_cast<double>(count) * sizeof(float);  // read a, b; write c
     cl::PerfTable table = cl::make_table(fmt::format("{} x {} float (3 x {} MiB)", kPerfShape.rows, kPerfShape.cols,
@@ -306,17 +317,14 @@ TEST_CASE("01-matadd performance" * doctest::test_suite("perf")) {
 
     // The inputs on the host as well: for the CPU row and for step 5, which copies them in itself
     // (copied back from the device, where fill_pattern wrote them: faster than computing them here).
-    std::vector<float> host_a[2], host_b[2];
-    for (int set = 0; set < 2; ++set) {
-        host_a[set] = problem.a[set].to_host();
-        host_b[set] = problem.b[set].to_host();
-    }
+    std::vector<float> host_a = problem.a.to_host();
+    std::vector<float> host_b = problem.b.to_host();
 
     // Step 0: the CPU, one thread, the same float additions.
     {
         std::vector<float> c(count);
         const double ms = cl::host_median_ms([&] {
-            for (std::size_t i = 0; i < count; ++i) c[i] = host_a[0][i] + host_b[0][i];
+            for (std::size_t i = 0; i < count; ++i) c[i] = host_a[i] + host_b[i];
         });
         table.add_row({"0", "CPU reference, one thread", 0}, {cl::Status::passed, ""}, ms,
                       cl::gigabytes_per_second(bytes, ms));
@@ -328,27 +336,33 @@ TEST_CASE("01-matadd performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.c.poison(); },
             .run = [&] { problem.launch(step); },
             .verify = [&] { return problem.verify(); },
-            .use_inputs = [&](int set) { problem.selected = set; },
+            .refill = [&](std::uint64_t draw) { problem.load(draw); },
+            .dump_outputs = [&] { problem.dump_outputs(); },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, bytes, table, "GB/s");
         table.add_row(info(step), record.verdict, record.ms, record.throughput);
         all_passed = all_passed && record.verdict.passed();
     }
 
-    // Step 5: the whole host function, copies over PCIe included, timed from an idle GPU to an idle GPU.
+    // Step 5: the whole host function, copies over PCIe included, timed from an idle GPU to an idle
+    // GPU. Its inputs are host vectors, refilled in place (the same vectors) from the device pattern.
     std::vector<float> host_c(count);
-    int selected = 0;
     float kernel_ms = 0;
     const cl::TimedStep host_timed{
         .reset = [&] { poison(host_c); },
         .run =
             [&] {
-                const cudaError_t status =
-                    run_host_code(host_a[selected], host_b[selected], host_c, kPerfShape, kHostThreads, &kernel_ms);
+                const cudaError_t status = run_host_code(host_a, host_b, host_c, kPerfShape, kHostThreads, &kernel_ms);
                 if (status != cudaSuccess) throw std::runtime_error("add_matrices returned " + error_text(status));
             },
-        .verify = [&] { return check_host_sum(host_c, problem.key_a[selected], problem.key_b[selected], kPerfShape.label()); },
-        .use_inputs = [&](int set) { selected = set; },
+        .verify = [&] { return check_host_sum(host_c, problem.loaded_a, problem.loaded_b, kPerfShape.label()); },
+        .refill =
+            [&](std::uint64_t draw) {
+                problem.load(draw);
+                problem.a.download(host_a);
+                problem.b.download(host_b);
+            },
+        .dump_outputs = [&] { cl::dump_host_outputs(std::span<const float>(host_c), {0.0, 0.0}); },
     };
     const cl::TimingOptions host_timing{.warmup = 1, .warmup_ms = 0.0, .repeats = 5, .flush_l2 = false, .device_wide = true};
     const cl::PerfRecord host = cl::time_step(info(matadd::kHostStep), host_timed, bytes, table, "GB/s", host_timing);

@@ -10,26 +10,28 @@ namespace {
 
 // Slow before: nothing yet; this is the baseline, a plain copy.
 __global__ void copy_with_offset_kernel(const float* in, float* out, std::size_t count, int offset) {
-    // TODO(step 1): out[i] = in[i + offset] for every i < count, element i by thread i of the 1-D
-    // grid (rounded up to whole blocks); in holds count + offset floats.
+    // TODO(step 1): element i of out is element i + offset of in, for every i < count, element i by
+    // thread i of the 1-D grid (rounded up to whole blocks). in holds count + offset floats.
     // Lab sheet: README.md, section 1.
-    // HINT(step 1): the index of lab 01, blockIdx.x * blockDim.x + threadIdx.x in std::size_t, and
-    // HINT(step 1): a guard i < count.
+    // HINT(step 1): lab 01's step 1 with a shifted read. Which index does a thread own, in which
+    // HINT(step 1): integer type, and which threads of the last block must do nothing?
 }
 
 // Slow before: -- (this step is slower on purpose).
 __global__ void copy_with_stride_kernel(const float* in, float* out, std::size_t count, int stride) {
-    // TODO(step 2): out[i] = in[i * stride] for every i < count, one thread per output element as
-    // in step 1; in holds count * stride floats, and i * stride can pass 2^31.
+    // TODO(step 2): element i of out is element i * stride of in, for every i < count, one thread
+    // per output element as in step 1. in holds count * stride floats, and i * stride can pass 2^31.
     // Lab sheet: README.md, section 2.
-    // HINT(step 2): step 1's index and guard; keep i a std::size_t so that i * stride cannot overflow.
+    // HINT(step 2): one line differs from step 1. In which type must the product of the index and the
+    // HINT(step 2): stride be computed?
 }
 
 // Slow before: -- (the layout the lecture starts from).
 __global__ void advance_aos_kernel(const Particle* particles, Position* next, std::size_t count, float dt) {
     // TODO(step 3): for every particle i < count, one thread each: next[i] = particles[i]'s
     // position plus its velocity times dt. Lab sheet: README.md, section 3.
-    // HINT(step 3): const Particle& p = particles[i]; then next[i] = Position{p.x + p.vx * dt, ...}.
+    // HINT(step 3): which fields does the update read, and which does it never touch? A reference
+    // HINT(step 3): to the thread's particle keeps the code short.
 }
 
 // Slow before: step 3's warps fetch whole 32-byte particles (questions 3.1 and 3.2: what does that cost?).
@@ -46,7 +48,7 @@ __global__ void copy_vectorized_kernel(const float* __restrict__ in, float* __re
     // TODO(step 5): (open step: your design) out[i] = in[i] for every i < count, as fast as the
     // memory allows, whatever grid the launcher starts: at most enough blocks to fill every SM
     // once, never more threads than count / 4 rounded up. in and out are 16-byte aligned (the
-    // launcher checks); count is any size, and nothing may be written past out[count - 1].
+    // launcher checks), count is any size, and nothing may be written past the end of out.
     // Lab sheet: README.md, section 5.
 }
 

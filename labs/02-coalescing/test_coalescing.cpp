@@ -2,24 +2,31 @@
 // Lab 02 harness: every step on awkward sizes (the copies exact, the particles within 1e-6 of a
 // double-precision reference), then the step table and the offset and stride sweeps, all against
 // the device-to-device copy roof measured first in the same run. Every timed run starts from a
-// poisoned output, and one per step runs on a second input set.
+// poisoned output and computes on inputs of its own, written into the same buffers: the main set,
+// a second set, or fresh values drawn from the seed (refill.hpp).
 #include "coalescing.hpp"
 
 #include "buffers.hpp"
+#include "cuda_check.hpp"
 #include "device_info.hpp"
 #include "harness.hpp"
+#include "parallel.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,7 +115,7 @@ std::vector<float> random_floats(std::size_t count, const std::string& stream) {
 
 cl::Comparison run_offset_case(const CopyCase& c) {
     // Exactly count + offset floats. A read past the end gets the guard band's pattern, which the
-    // exact comparison rejects; under memcheck (guard bands off) it is an out-of-bounds read.
+    // exact comparison rejects; under memcheck (no back guard band) it is an out-of-bounds read.
     const std::vector<float> host_in = random_floats(c.count + c.shift, fmt::format("step 1 {} {}", c.count, c.shift));
     const cl::DeviceBuffer<float> in = to_device(host_in, "in");
     cl::DeviceBuffer<float> out(c.count, "out");
@@ -146,54 +153,85 @@ cl::Comparison run_vectorized_case(std::size_t count) {
 
 // --------------------------------------------------------------------------- the particles
 
-// The particles and two time steps: input set 0 uses dt[0], set 1 (one timed run, so that a step
-// that replays an earlier result is caught) dt[1].
+// Where each field of a particle is drawn from, in the order make_particles draws them; the
+// fresh draws of the perf runs use the same ranges. Positions in 1..100 and |velocity * dt| <= 0.02:
+// no new position comes near 0, where a relative tolerance would mean nothing.
+struct FieldRange {
+    float Particle::*member;
+    const char* name;
+    float low;
+    float high;
+    bool negated_in_second_set;  // the velocities: the second input set moves every particle the other way
+};
+constexpr std::array<FieldRange, 8> kFieldRanges{{
+    {&Particle::x, "x", 1.0F, 100.0F, false},
+    {&Particle::y, "y", 1.0F, 100.0F, false},
+    {&Particle::z, "z", 1.0F, 100.0F, false},
+    {&Particle::vx, "vx", -10.0F, 10.0F, true},
+    {&Particle::vy, "vy", -10.0F, 10.0F, true},
+    {&Particle::vz, "vz", -10.0F, 10.0F, true},
+    {&Particle::mass, "mass", 0.1F, 10.0F, false},
+    {&Particle::charge, "charge", -1.0F, 1.0F, false},
+}};
+constexpr float kDtLow = 1e-3F;
+constexpr float kDtHigh = 2e-3F;
+
+// The particles and their time step (input set 0, the main one), and the expected positions for
+// them and for input set 1 (one timed run): the same particles with every velocity negated.
 struct ParticleSet {
     std::vector<Particle> particles;
-    float dt[2] = {0.0F, 0.0F};
+    float dt = 0.0F;
     std::vector<double> expected[2];  // x, y, z of each particle's next position, particle after particle
 };
+
+// The particles of input set 1: set 0's, every velocity negated.
+std::vector<Particle> second_set_particles(const ParticleSet& set) {
+    std::vector<Particle> particles = set.particles;
+    for (Particle& p : particles) {
+        for (const FieldRange& field : kFieldRanges) {
+            if (field.negated_in_second_set) p.*field.member = -(p.*field.member);
+        }
+    }
+    return particles;
+}
 
 ParticleSet make_particles(std::size_t count, const std::string& stream) {
     cl::Rng rng(stream);
     ParticleSet set;
-    set.dt[0] = rng.uniform(1e-3F, 2e-3F);
-    set.dt[1] = rng.uniform(-2e-3F, -1e-3F);  // backwards: every position changes the other way
+    set.dt = rng.uniform(kDtLow, kDtHigh);
     set.particles.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        Particle& p = set.particles[i];
-        // Positions in 1..100 and |velocity * dt| <= 0.02: no new position comes near 0, where a
-        // relative tolerance would mean nothing.
-        p.x = rng.uniform(1.0F, 100.0F);
-        p.y = rng.uniform(1.0F, 100.0F);
-        p.z = rng.uniform(1.0F, 100.0F);
-        p.vx = rng.uniform(-10.0F, 10.0F);
-        p.vy = rng.uniform(-10.0F, 10.0F);
-        p.vz = rng.uniform(-10.0F, 10.0F);
-        p.mass = rng.uniform(0.1F, 10.0F);
-        p.charge = rng.uniform(-1.0F, 1.0F);
+    for (Particle& p : set.particles) {
+        for (const FieldRange& field : kFieldRanges) p.*field.member = rng.uniform(field.low, field.high);
     }
+    const double dt = set.dt;
     for (int k = 0; k < 2; ++k) {
-        const double dt = set.dt[k];
+        const double sign = k == 0 ? 1.0 : -1.0;  // set 1: the velocities negated
         set.expected[k].resize(3 * count);
         for (std::size_t i = 0; i < count; ++i) {
             const Particle& p = set.particles[i];
-            set.expected[k][3 * i + 0] = double(p.x) + double(p.vx) * dt;
-            set.expected[k][3 * i + 1] = double(p.y) + double(p.vy) * dt;
-            set.expected[k][3 * i + 2] = double(p.z) + double(p.vz) * dt;
+            set.expected[k][3 * i + 0] = double(p.x) + sign * double(p.vx) * dt;
+            set.expected[k][3 * i + 1] = double(p.y) + sign * double(p.vy) * dt;
+            set.expected[k][3 * i + 2] = double(p.z) + sign * double(p.vz) * dt;
         }
     }
     return set;
 }
 
+// The float result is the exact one rounded once or twice (product and sum, or one fused
+// multiply-add): with these inputs within 1.1 * 2^-24 of it, relatively. A wrong field, a
+// missing dt or a missing update is off by far more than 1e-6.
+constexpr cl::Tolerance kPositionTolerance{.absolute = 0.0, .relative = 1e-6};
+
 cl::Comparison compare_positions(const ParticleSet& set, int k, const std::vector<float>& got) {
-    // The float result is the exact one rounded once or twice (product and sum, or one fused
-    // multiply-add): with these inputs within 1.1 * 2^-24 of it, relatively. A wrong field, a
-    // missing dt or a missing update is off by far more than 1e-6.
-    return cl::compare(set.expected[k], got, {.absolute = 0.0, .relative = 1e-6},
-                       fmt::format("for {} particles, dt = {} (element 3 * particle + axis)", set.particles.size(),
-                                   set.dt[k]));
+    return cl::compare(set.expected[k], got, kPositionTolerance,
+                       fmt::format("for {} particles, dt = {}{} (element 3 * particle + axis)", set.particles.size(),
+                                   set.dt, k == 0 ? "" : ", every velocity negated (second input set)"));
 }
+
+// The positions of a timed run, for the grader: each within the same bound of the exact value as
+// compare_positions allows (the grader allows twice that between a step and the reference solution).
+constexpr cl::OutputTolerance kPositionDump{.absolute = kPositionTolerance.absolute,
+                                            .relative = kPositionTolerance.relative};
 
 struct AosOnDevice {
     cl::DeviceBuffer<Particle> particles;
@@ -203,6 +241,12 @@ struct AosOnDevice {
         : particles(to_device(set.particles, "particles")), next(set.particles.size(), "next") {}
     void poison() { next.poison(); }
     void launch(float dt) { kSteps.aos.launch(particles.data(), next.data(), next.size(), dt); }
+    /// Records next for the grader (TimedStep::dump_outputs): x, y, z of each particle in turn.
+    void dump_outputs() const {
+        static_assert(sizeof(Position) == 3 * sizeof(float), "the dump reads next as 3 floats per particle");
+        cl::dump_device_outputs(std::span<const float>(reinterpret_cast<const float*>(next.data()), 3 * next.size()),
+                                kPositionDump);
+    }
     std::vector<float> result() const {
         const std::vector<Position> host = next.to_host();
         std::vector<float> flat(3 * host.size());
@@ -239,10 +283,20 @@ struct SoaOnDevice {
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = set.particles[i].*member;
         return to_device(values, name);
     }
+    /// The input arrays, in the order of kFieldRanges.
+    std::array<cl::DeviceBuffer<float>*, kFieldRanges.size()> fields() {
+        return {&x, &y, &z, &vx, &vy, &vz, &mass, &charge};
+    }
     void poison() {
         next_x.poison();
         next_y.poison();
         next_z.poison();
+    }
+    /// Records next_x, next_y and next_z for the grader, in that order (TimedStep::dump_outputs).
+    void dump_outputs() const {
+        for (const cl::DeviceBuffer<float>* next : {&next_x, &next_y, &next_z}) {
+            cl::dump_device_outputs(std::span<const float>(next->data(), next->size()), kPositionDump);
+        }
     }
     void launch(float dt) {
         kSteps.soa.launch({x.data(), y.data(), z.data(), vx.data(), vy.data(), vz.data(), mass.data(), charge.data()},
@@ -260,6 +314,87 @@ struct SoaOnDevice {
     }
 };
 
+// ------------------------------------------------------------ the particles between timed runs
+
+// A fresh time step for `draw`, from dt's range.
+float fresh_dt(std::uint64_t draw) {
+    float dt = 0.0F;
+    cl::fill_uniform_host(std::span<float>(&dt, 1), cl::fresh_key("particles dt", draw), kDtLow, kDtHigh);
+    return dt;
+}
+
+// The name under which a field's fresh values are drawn (cl::fresh_key).
+std::string fresh_name(const FieldRange& field) { return fmt::format("particles {}", field.name); }
+
+// The AOS step's particles, loaded into the same buffer before every timed run (TimedStep::refill):
+// the main and the second set from copies kept on the device, fresh particles built on the host
+// (each field from its range, one field per thread, then interleaved) and uploaded.
+class AosInputs {
+public:
+    AosInputs(AosOnDevice& aos, const ParticleSet& set)
+        : aos_(&aos),
+          main_(to_device(set.particles, "particles (main set)")),
+          second_(to_device(second_set_particles(set), "particles (second set)")) {}
+
+    void load(std::uint64_t draw) {
+        cl::DeviceBuffer<Particle>& working = aos_->particles;
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            const cl::DeviceBuffer<Particle>& from = draw == cl::kMainInputs ? main_ : second_;
+            CUDA_CHECK(cudaMemcpy(working.data(), from.data(), working.bytes(), cudaMemcpyDeviceToDevice));
+            return;
+        }
+        const std::size_t count = working.size();
+        fresh_.resize(count);
+        for (std::vector<float>& values : field_values_) values.resize(count);
+        cl::for_slices(kFieldRanges.size(), [&](std::size_t first, std::size_t last) {
+            for (std::size_t f = first; f < last; ++f) {
+                const FieldRange& field = kFieldRanges[f];
+                cl::fill_uniform_host(std::span<float>(field_values_[f]), cl::fresh_key(fresh_name(field), draw),
+                                      field.low, field.high);
+            }
+        }, {.grain = 1, .max_threads = static_cast<unsigned int>(kFieldRanges.size())});
+        cl::for_slices(count, [&](std::size_t first, std::size_t last) {
+            for (std::size_t i = first; i < last; ++i) {
+                for (std::size_t f = 0; f < kFieldRanges.size(); ++f) {
+                    fresh_[i].*kFieldRanges[f].member = field_values_[f][i];
+                }
+            }
+        }, {.max_threads = 8});
+        working.upload(fresh_);
+    }
+
+private:
+    AosOnDevice* aos_;
+    cl::DeviceBuffer<Particle> main_;
+    cl::DeviceBuffer<Particle> second_;
+    std::vector<Particle> fresh_;                                        // kept: no new allocation per draw
+    std::array<std::vector<float>, kFieldRanges.size()> field_values_;  // likewise
+};
+
+// The SOA step's arrays, loaded in place before every timed run (TimedStep::refill), each from the
+// copies of the main and the second set it keeps on the device, or fresh from its field's range.
+class SoaInputs {
+public:
+    SoaInputs(SoaOnDevice& soa, const ParticleSet& set) {
+        const auto arrays = soa.fields();
+        for (std::size_t f = 0; f < kFieldRanges.size(); ++f) {
+            const FieldRange& field = kFieldRanges[f];
+            std::vector<float> second;  // empty: the second set holds the main set's values
+            if (field.negated_in_second_set) {
+                second.reserve(set.particles.size());
+                for (const Particle& p : set.particles) second.push_back(-(p.*field.member));
+            }
+            inputs_[f].emplace(*arrays[f], fresh_name(field), field.low, field.high, std::span<const float>(second));
+        }
+    }
+    void load(std::uint64_t draw) {
+        for (auto& input : inputs_) input->load(draw);
+    }
+
+private:
+    std::array<std::optional<cl::RefilledInput<float>>, kFieldRanges.size()> inputs_;
+};
+
 std::vector<std::size_t> particle_sizes() {
     return with_seeded_sizes({1, 2, 3, 31, 33, 255, 257, 1000, 4097, 65537, (1 << 20) + 5}, "sizes particles", 200000);
 }
@@ -269,7 +404,7 @@ cl::Comparison run_particles(std::size_t count) {
     const ParticleSet set = make_particles(count, fmt::format("particles {}", count));
     Layout layout(set);
     layout.poison();
-    layout.launch(set.dt[0]);
+    layout.launch(set.dt);
     return compare_positions(set, 0, layout.result());
 }
 
@@ -290,51 +425,63 @@ std::size_t perf_copy_count() {
     return count;
 }
 
-// Where input set 1 starts in the perf input: 1024 floats (4 KiB) on, so that every alignment the
-// offsets and the float4 loads depend on is the same as for set 0, but every value differs.
-constexpr std::size_t kSecondSetShift = 1024;
-
-// The perf copies: one input of count * kMaxStride (+ kSecondSetShift) pattern floats, filled on
-// the device (every copy reads a part of it), one output, and a pinned host buffer reused from one
-// check to the next.
+// The perf copies: one input of count * kMaxStride pattern floats, filled on the device (every copy
+// reads a part of it), one output, and a pinned host buffer reused from one check to the next. Any
+// key's pattern can be checked on the device, so before every timed run the part of the input the
+// copy reads gets a new key, in place (TimedStep::refill): the main key, the second one, or a key
+// drawn fresh from the seed and the run.
 class CopyBench {
 public:
     explicit CopyBench(std::size_t count)
-        : count_(count),
-          key_(static_cast<std::uint32_t>(cl::Rng("perf pattern key").uniform_int(0, 0xFFFFFFFF))),
-          input_(count * kMaxStride + kSecondSetShift, "in"),
-          output_(count, "out"),
-          got_(count) {
-        coalescing::fill_pattern(input_.data(), input_.size(), key_);
+        : count_(count), input_(count * kMaxStride, "in"), output_(count, "out"), got_(count) {
+        cl::Rng rng("perf pattern key");
+        for (std::uint32_t& key : keys_) key = static_cast<std::uint32_t>(rng.uniform_int(0, 0xFFFFFFFF));
+        // pattern_value drops a key's low 8 bits: the second key must differ above them.
+        if (((keys_[0] ^ keys_[1]) >> 8) == 0) keys_[1] ^= 0x8000'0000U;
+        load(cl::kMainInputs, input_.size());
     }
 
     std::size_t count() const { return count_; }
     float* out() { return output_.data(); }
 
     /// Times `launch(in)`, which must copy in[first + i * stride] to out[i], re-poisoning the output
-    /// before every run, and checks the output of a timed run on input set 1 and of the last one.
+    /// and loading new keys before every run, and checks the output of the timed run on the second
+    /// key and of the last one (on the main key); the grader gets every timed run's output.
     cl::PerfRecord time(const cl::StepInfo& step, const std::function<void(const float* in)>& launch,
                         std::size_t first, std::size_t stride, const cl::PerfTable& table, std::string variant,
                         const cl::TimingOptions& options = {}) {
         // Counted: what the copy needs, one read and one write of 4 bytes per output float. A
         // strided read fetches whole 32-byte sectors; the rest of each sector is not counted.
         const double bytes = 2.0 * static_cast<double>(count_) * sizeof(float);
+        const std::size_t read = first + (count_ - 1) * stride + 1;  // the copy reads in[0, read)
         const cl::TimedStep timed{
             .reset = [&] { output_.poison(); },
-            .run = [&] { launch(input_.data() + shift_); },
-            .verify = [&] { return verify(shift_ + first, stride); },
-            .use_inputs = [&](int set) { shift_ = set == 0 ? 0 : kSecondSetShift; },
+            .run = [&] { launch(input_.data()); },
+            .verify = [&] { return verify(first, stride); },
+            .refill = [&](std::uint64_t draw) { load(draw, read); },
+            .dump_outputs =
+                [&] { cl::dump_device_outputs(std::span<const float>(output_.data(), count_), {0.0, 0.0}); },
         };
         return cl::time_step(step, timed, bytes, table, "GB/s", options, std::move(variant));
     }
 
 private:
+    /// Writes the pattern of `draw`'s key into in[0, floats).
+    void load(std::uint64_t draw, std::size_t floats) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            loaded_key_ = keys_[draw];
+        } else {
+            loaded_key_ = static_cast<std::uint32_t>(cl::fresh_key("perf pattern", draw));
+        }
+        coalescing::fill_pattern(input_.data(), std::min(floats, input_.size()), loaded_key_);
+    }
+
     // 67 perf copies of 2^25 floats are checked in full, two or three times each: on the device
     // (the given check_pattern), in a fraction of a millisecond. The detailed report, from a
     // pinned download, is built only when something is wrong.
     cl::Comparison verify(std::size_t first, std::size_t stride) {
         std::string context = fmt::format("for {} floats, in[{} + i * {}]", count_, first, stride);
-        if (coalescing::check_pattern(output_.data(), count_, first, stride, key_).wrong == 0) {
+        if (coalescing::check_pattern(output_.data(), count_, first, stride, loaded_key_).wrong == 0) {
             cl::Comparison same;
             same.count = count_;
             same.context = std::move(context);
@@ -343,14 +490,16 @@ private:
         output_.download(got_.span());
         const float* got = got_.data();
         std::vector<float> expected(count_);
-        for (std::size_t i = 0; i < count_; ++i) expected[i] = coalescing::pattern_value(first + i * stride, key_);
+        for (std::size_t i = 0; i < count_; ++i) {
+            expected[i] = coalescing::pattern_value(first + i * stride, loaded_key_);
+        }
         return cl::compare(std::span<const float>(expected), std::span<const float>(got, count_),
                            cl::Tolerance::exact(), std::move(context));
     }
 
     std::size_t count_;
-    std::uint32_t key_;
-    std::size_t shift_ = 0;  // 0 for input set 0, kSecondSetShift for set 1
+    std::uint32_t keys_[2] = {0, 0};  // the main and the second set's
+    std::uint32_t loaded_key_ = 0;    // the key of the pattern loaded last
     cl::DeviceBuffer<float> input_;
     cl::DeviceBuffer<float> output_;
     cl::PinnedBuffer<float> got_;
@@ -447,23 +596,45 @@ TEST_CASE("02-coalescing performance" * doctest::test_suite("perf")) {
         const ParticleSet set = make_particles(kPerfParticles, "perf particles");
         // Counted: what the update needs, position and velocity read (24 B), position written (12 B).
         const double bytes = 36.0 * static_cast<double>(kPerfParticles);
-        int k = 0;  // the input set: which of the two time steps
-        const auto use_inputs = [&](int set_index) { k = set_index; };
+        // The input set loaded last (0: the main one, 1: the second one, -1: a fresh draw, whose
+        // outputs only the grader checks), and its time step.
+        int selected = 0;
+        float dt = set.dt;
+        const auto load_dt = [&](std::uint64_t draw) {
+            selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+            dt = selected >= 0 ? set.dt : fresh_dt(draw);
+        };
+        const auto check = [&](const auto& layout) {
+            if (selected < 0) throw std::logic_error("verify(): fresh inputs have no reference in this process");
+            return compare_positions(set, selected, layout.result());
+        };
         AosOnDevice aos(set);
+        AosInputs aos_inputs(aos, set);
         const cl::TimedStep aos_timed{
             .reset = [&] { aos.poison(); },
-            .run = [&] { aos.launch(set.dt[k]); },
-            .verify = [&] { return compare_positions(set, k, aos.result()); },
-            .use_inputs = use_inputs,
+            .run = [&] { aos.launch(dt); },
+            .verify = [&] { return check(aos); },
+            .refill =
+                [&](std::uint64_t draw) {
+                    aos_inputs.load(draw);
+                    load_dt(draw);
+                },
+            .dump_outputs = [&] { aos.dump_outputs(); },
         };
         add_row(info(kSteps.aos), cl::time_step(info(kSteps.aos), aos_timed, bytes, table, "GB/s"),
                 {"AOS, 32 B each", "36 B/particle"});
         SoaOnDevice soa(set);
+        SoaInputs soa_inputs(soa, set);
         const cl::TimedStep soa_timed{
             .reset = [&] { soa.poison(); },
-            .run = [&] { soa.launch(set.dt[k]); },
-            .verify = [&] { return compare_positions(set, k, soa.result()); },
-            .use_inputs = use_inputs,
+            .run = [&] { soa.launch(dt); },
+            .verify = [&] { return check(soa); },
+            .refill =
+                [&](std::uint64_t draw) {
+                    soa_inputs.load(draw);
+                    load_dt(draw);
+                },
+            .dump_outputs = [&] { soa.dump_outputs(); },
         };
         add_row(info(kSteps.soa), cl::time_step(info(kSteps.soa), soa_timed, bytes, table, "GB/s"),
                 {"SOA, 8 arrays", "36 B/particle"});

@@ -11,13 +11,16 @@
 #include "harness.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -99,29 +102,31 @@ void cublas_sgemm(const float* a, const float* b, float* c, const Shape& s) {
     cl::cublas_sgemm_row_major(a, b, c, s.m, s.n, s.k);
 }
 
+// How far a correct kernel's c may lie from the reference solution's, per element, in the output
+// dump of a timed run (both perf shapes have k = 4096). An element of a 4096-term product of values
+// in [-1, 1) is about 20 in size; float rounding in any summation order moves it by about 1e-4
+// (5e-4 at most in practice), another input set by about 20: 4e-3 on each side separates the two.
+constexpr cl::OutputTolerance kDumpTolerance{4e-3, 0.0};
+
 // Inputs on the device, the poisoned output, and the reference for the rows that are checked.
-// The second input set (one timed run, so that a step that replays an earlier result is caught)
-// is -A: every product changes sign, and a float result exactly with it, in any order.
+// The perf problems' inputs change in place between timed runs (PerfInputs below): the main set,
+// the second set -A (every product changes sign, and a float result exactly with it, in any
+// order), or fresh values.
 struct Problem {
     Shape shape;
     std::vector<float> host_a, host_b;
-    cl::DeviceBuffer<float> a, b, c, negated_a;
+    cl::DeviceBuffer<float> a, b, c;
     std::vector<int> rows;                 // the rows of C that compare() checks
-    std::vector<double> expected, bound;   // rows.size() x n, for input set 0
-    int selected = 0;                      // the input set in use: 0 (A) or 1 (-A)
+    std::vector<double> expected, bound;   // rows.size() x n, for the main set
+    int selected = 0;                      // the set in a and b: 0 the main set (A), 1 the second (-A), -1 fresh
 
-    Problem(Shape s, int sampled_rows, bool second_set = false) : shape(s) {
+    Problem(Shape s, int sampled_rows) : shape(s) {
         cl::Rng rng(fmt::format("inputs {}", s.label()));
         host_a = rng.floats(static_cast<std::size_t>(s.m) * s.k, -1.0F, 1.0F);
         host_b = rng.floats(static_cast<std::size_t>(s.k) * s.n, -1.0F, 1.0F);
         a = cl::DeviceBuffer<float>(std::span<const float>(host_a), "a");
         b = cl::DeviceBuffer<float>(std::span<const float>(host_b), "b");
         c = cl::DeviceBuffer<float>(static_cast<std::size_t>(s.m) * s.n, "c");
-        if (second_set) {
-            std::vector<float> negated(host_a.size());
-            for (std::size_t i = 0; i < negated.size(); ++i) negated[i] = -host_a[i];
-            negated_a = cl::DeviceBuffer<float>(std::span<const float>(negated), "a (second input set)");
-        }
         if (sampled_rows <= 0 || sampled_rows >= s.m) {
             for (int r = 0; r < s.m; ++r) rows.push_back(r);
         } else {
@@ -140,10 +145,14 @@ struct Problem {
             }
         }, {.grain = std::max<std::size_t>(1, 1'000'000 / std::max<std::size_t>(1, row_work))});
     }
-    const float* a_in() const { return selected == 0 ? a.data() : negated_a.data(); }
-    void launch(matmul_naive::Launcher launcher) { launcher(a_in(), b.data(), c.data(), shape.m, shape.n, shape.k); }
+    /// Enqueues `launcher` on the inputs loaded last.
+    void launch(matmul_naive::Launcher launcher) { launcher(a.data(), b.data(), c.data(), shape.m, shape.n, shape.k); }
+
+    /// Records c for the grader (TimedStep::dump_outputs).
+    void dump_outputs() const { cl::dump_device_outputs(std::span<const float>(c.data(), c.size()), kDumpTolerance); }
 
     cl::Comparison compare(const std::string& who) const {
+        if (selected < 0) throw std::logic_error("compare(): fresh inputs have no reference in this process");
         const std::vector<float> all = c.to_host();
         std::vector<float> got;
         got.reserve(expected.size());
@@ -164,6 +173,29 @@ struct Problem {
         if (!result.ok()) result.first_index = rows[result.first_index / n] * n + result.first_index % n;
         return result;
     }
+};
+
+using cl::negated;
+
+// A perf problem's a and b, written in place before every timed run (TimedStep::refill): the main
+// set, the second set (-A, B), or fresh values uniform in [-1, 1) like the main set's. The buffers
+// (their pointers) never change; `problem.selected` says which set they hold.
+class PerfInputs {
+public:
+    explicit PerfInputs(Problem& problem)
+        : problem_(&problem),
+          a_(problem.a, "perf a " + problem.shape.label(), -1.0F, 1.0F, std::span<const float>(negated(problem.host_a))),
+          b_(problem.b, "perf b " + problem.shape.label(), -1.0F, 1.0F) {}
+
+    void load(std::uint64_t draw) {
+        a_.load(draw);
+        b_.load(draw);
+        problem_->selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+private:
+    Problem* problem_;
+    cl::RefilledInput<float> a_, b_;
 };
 
 cl::StepInfo info(const matmul_naive::Step& step) { return {step.id, step.name, step.section}; }
@@ -208,8 +240,10 @@ TEST_CASE("03-matmul-naive correctness" * doctest::test_suite("correctness")) {
 }
 
 TEST_CASE("03-matmul-naive performance" * doctest::test_suite("perf")) {
-    Problem large(kPerfShape, kSampledRows, true);
-    Problem one_block(kOneBlockPerfShape, 0, true);
+    Problem large(kPerfShape, kSampledRows);
+    Problem one_block(kOneBlockPerfShape, 0);
+    PerfInputs large_inputs(large);
+    PerfInputs one_block_inputs(one_block);
 
     // The roof first, measured now and checked like a step.
     const double roof_ms =
@@ -244,11 +278,13 @@ TEST_CASE("03-matmul-naive performance" * doctest::test_suite("perf")) {
     bool all_passed = true;
     for (const auto& step : matmul_naive::kSteps) {
         Problem& problem = step.one_block ? one_block : large;
+        PerfInputs& inputs = step.one_block ? one_block_inputs : large_inputs;
         const cl::TimedStep timed{
             .reset = [&] { problem.c.poison(); },
             .run = [&] { problem.launch(step.launch); },
             .verify = [&] { return problem.compare(""); },
-            .use_inputs = [&](int set) { problem.selected = set; },
+            .refill = [&](std::uint64_t draw) { inputs.load(draw); },
+            .dump_outputs = [&] { problem.dump_outputs(); },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, problem.shape.flops(), table, "GFLOP/s",
                                                     step.one_block ? cl::TimingOptions{} : slow, problem.shape.label());

@@ -22,6 +22,8 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -147,8 +149,7 @@ public:
     static constexpr Shape s = kPerfShape;
     const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
     cl::DeviceBuffer<float> a, b, c;
-    cl::DeviceBuffer<float> negated_a;
-    int selected = 0;  // 0: a, 1: -a (the second input set)
+    int selected = 0;  // 0: the main set, 1: a negated (the second set); fresh draws: neither
     double roof_ms = 0;
 
     PerfProblem() {
@@ -159,11 +160,11 @@ public:
         b = cl::DeviceBuffer<float>(std::span<const float>(host_b), "b");
         c = cl::DeviceBuffer<float>(s.c_count(), "c");
 
-        // The second input set (one timed run, so that a step that replays an earlier result is
-        // caught) is -a: every product changes sign, and a float result exactly with it.
-        std::vector<float> host_negated_a(host_a.size());
-        for (std::size_t i = 0; i < host_a.size(); ++i) host_negated_a[i] = -host_a[i];
-        negated_a = cl::DeviceBuffer<float>(std::span<const float>(host_negated_a), "a (second input set)");
+        // The second input set (one timed run, verified here) is -a: every product changes sign,
+        // and a float result exactly with it. Every other timed run gets fresh a and b, written into
+        // the same buffers (refill), and the grader compares its outputs with the reference's.
+        a_input_.emplace(a, "perf a", -1.0F, 1.0F, std::span<const float>(cl::negated(host_a)));
+        b_input_.emplace(b, "perf b", -1.0F, 1.0F);
 
         // The roof, timed like the steps. A CPU reference at this size would take minutes, so
         // the timed outputs are checked against cuBLAS's result, with the same per-element
@@ -206,14 +207,26 @@ public:
 
     const cl::Comparison& reference_check() const { return reference_check_; }
 
-    /// Enqueues `launch` on the selected input set.
-    void run(matmul_tiled::Launcher launch) {
-        launch(selected == 0 ? a.data() : negated_a.data(), b.data(), c.data(), s.m, s.n, s.k);
+    /// Enqueues `launch` on the inputs loaded last.
+    void run(matmul_tiled::Launcher launch) { launch(a.data(), b.data(), c.data(), s.m, s.n, s.k); }
+
+    /// Loads the inputs of `draw` into a and b, in place (TimedStep::refill).
+    void refill(std::uint64_t draw) {
+        a_input_->load(draw);
+        b_input_->load(draw);
+        selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
     }
+
+    /// Records c for the grader (TimedStep::dump_outputs). An element of a 4096-term product of
+    /// values in [-1, 1) is about 20 in size; float rounding in any summation order moves it by
+    /// about 1e-4 (5e-4 at most in practice), another input set by about 20: 4e-3 per side
+    /// separates the two.
+    void dump_outputs() const { cl::dump_device_outputs(std::span<const float>(c.data(), c.size()), {4e-3, 0.0}); }
 
     /// Checks c, as the run that just happened left it, on the selected input set: every element
     /// within its worst-case bound of cuBLAS's result, then the RMS error of 16 sampled rows.
     cl::Comparison verify() const {
+        if (selected < 0) throw std::logic_error("verify(): fresh inputs have no reference in this process");
         const std::vector<float> got = c.to_host();
         const double sign = selected == 0 ? 1.0 : -1.0;
         const std::string context = selected == 0 ? s.label() : s.label() + ", a negated (second input set)";
@@ -248,6 +261,7 @@ private:
     std::vector<int> sampled_rows_;
     std::vector<double> sampled_expected_;
     cl::Comparison reference_check_;
+    std::optional<cl::RefilledInput<float>> a_input_, b_input_;
 };
 
 TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
@@ -268,7 +282,8 @@ TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.c.poison(); },
             .run = [&] { problem.run(step.launch); },
             .verify = [&] { return problem.verify(); },
-            .use_inputs = [&](int set) { problem.selected = set; },
+            .refill = [&](std::uint64_t draw) { problem.refill(draw); },
+            .dump_outputs = [&] { problem.dump_outputs(); },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, problem.flops, table, "GFLOP/s");
         table.add_row(info(step), record.verdict, record.ms, record.throughput,

@@ -2,14 +2,16 @@
 // Lab 05 harness: the copy and the transposes against the exact CPU result on awkward,
 // non-square sizes; the bank-conflict probe's sums against the CPU; then two tables: the
 // transposes against the device-to-device copy roof (measured first), and the probe over strides
-// 0 to 32 against the banks' bandwidth. Every timed run starts from a poisoned output, and one per
-// step runs on a second input set (the same values negated).
+// 0 to 32 against the banks' bandwidth. Every timed run starts from a poisoned output and computes
+// on inputs of its own, written into the same buffers: the main set, a second set (the transposes:
+// the same values negated), or fresh values drawn from the seed (refill.hpp).
 #include "transpose.hpp"
 
 #include "buffers.hpp"
 #include "device_info.hpp"
 #include "harness.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 #include "shapes.hpp"
 
 #include <doctest/doctest.h>
@@ -17,7 +19,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <span>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -40,19 +46,25 @@ std::vector<Shape> correctness_shapes() {
 // measures whole tiles (the correctness test covers the ragged edges).
 constexpr Shape kPerfShape{8000, 8192};
 
+// The inputs' range, for the main set and the fresh draws of the perf runs.
+constexpr float kInputLow = -1000.0F;
+constexpr float kInputHigh = 1000.0F;
+
 // The input on the device, the poisoned output, and both possible answers on the host.
 // Moving floats does no arithmetic, so the answer is exact: any difference is a wrong index.
-// The second input set, for the perf runs, is -in: every answer exactly negated.
+// The perf runs load other inputs into `in` before every timed run (PerfInputs): the second input
+// set is -in, every answer exactly negated; a fresh draw has no answer here (the grader compares
+// its output with the reference solution's).
 struct Problem {
     Shape shape;
     std::vector<float> input;
     std::vector<float> transposed;
-    cl::DeviceBuffer<float> in, out, negated_in;
-    int selected = 0;  // the input set: 0 (in) or 1 (-in)
+    cl::DeviceBuffer<float> in, out;
+    int selected = 0;  // the input set in `in`: 0 (input), 1 (-input), -1 (a fresh draw)
 
-    explicit Problem(Shape s, bool second_set = false) : shape(s) {
+    explicit Problem(Shape s) : shape(s) {
         cl::Rng rng(fmt::format("inputs {}x{}", s.rows, s.cols));
-        input = rng.floats(s.count(), -1000.0F, 1000.0F);
+        input = rng.floats(s.count(), kInputLow, kInputHigh);
         transposed.resize(s.count());
         for (int r = 0; r < s.rows; ++r) {
             for (int c = 0; c < s.cols; ++c) {
@@ -61,16 +73,14 @@ struct Problem {
         }
         in = cl::DeviceBuffer<float>(std::span<const float>(input), "in");
         out = cl::DeviceBuffer<float>(s.count(), "out");
-        if (second_set) {
-            std::vector<float> negated(input.size());
-            for (std::size_t i = 0; i < negated.size(); ++i) negated[i] = -input[i];
-            negated_in = cl::DeviceBuffer<float>(std::span<const float>(negated), "in (second input set)");
-        }
     }
-    void launch(transpose::Launcher launcher) {
-        launcher(selected == 0 ? in.data() : negated_in.data(), out.data(), shape.rows, shape.cols);
-    }
+    void launch(transpose::Launcher launcher) { launcher(in.data(), out.data(), shape.rows, shape.cols); }
+
+    /// Records out for the grader (TimedStep::dump_outputs): moved floats, exact in every kernel.
+    void dump_outputs() const { cl::dump_device_outputs(std::span<const float>(out.data(), out.size()), {0.0, 0.0}); }
+
     cl::Comparison compare(bool transposes) const {
+        if (selected < 0) throw std::logic_error("compare(): fresh inputs have no reference in this process");
         const std::string context = fmt::format("{} {}{} x {}", transposes ? "transposing" : "copying",
                                                 selected == 0 ? "" : "-in, ", shape.rows, shape.cols);
         const std::vector<float>& answer = transposes ? transposed : input;
@@ -92,6 +102,25 @@ struct Problem {
     }
 };
 
+using cl::negated;
+
+// The perf problem's inputs between timed runs (TimedStep::refill): the main set, -input, or fresh
+// values from the inputs' range, written into problem.in in place.
+class PerfInputs {
+public:
+    explicit PerfInputs(Problem& problem)
+        : problem_(&problem),
+          in_(problem.in, "perf in", kInputLow, kInputHigh, std::span<const float>(negated(problem.input))) {}
+    void load(std::uint64_t draw) {
+        in_.load(draw);
+        problem_->selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+private:
+    Problem* problem_;
+    cl::RefilledInput<float> in_;
+};
+
 cl::StepInfo info(const transpose::Step& step) { return {step.id, step.name, step.section}; }
 
 const cl::StepInfo kReferenceInfo{"ref", "copy through a shared tile (given)", 0};
@@ -106,37 +135,59 @@ std::string stride_name(int stride) {
     return stride == 0 ? std::string("stride 0 (broadcast)") : fmt::format("stride {}", stride);
 }
 
-// The words (two sets: the second, for one timed run, different random words), the poisoned
-// sums and cycle counts, and the CPU's sums for one stride.
+// The words (two sets known here: the second, for one timed run, different random words; the
+// timed runs load either or fresh words into the same buffer), the poisoned sums and cycle counts,
+// and the CPU's sums for one stride.
 struct Probe {
     int blocks;
     int loads;
     std::vector<std::uint32_t> words[2];
-    cl::DeviceBuffer<std::uint32_t> device_words[2];
+    cl::DeviceBuffer<std::uint32_t> device_words;
     cl::DeviceBuffer<std::uint32_t> sums;
     cl::DeviceBuffer<long long> cycles;
-    int selected = 0;
+    int selected = 0;  // the set in device_words: 0, 1, or -1 (a fresh draw)
 
     Probe(int block_count, int loads_per_thread) : blocks(block_count), loads(loads_per_thread) {
         for (int set = 0; set < 2; ++set) {
             cl::Rng rng(set == 0 ? "probe words" : "probe words, second set");
             words[set] = rng.ints<std::uint32_t>(transpose::kProbeWords, 0, UINT32_MAX);
-            device_words[set] = cl::DeviceBuffer<std::uint32_t>(std::span<const std::uint32_t>(words[set]),
-                                                                set == 0 ? "words" : "words (second input set)");
         }
+        device_words = cl::DeviceBuffer<std::uint32_t>(std::span<const std::uint32_t>(words[0]), "words");
+        words_input_.emplace(device_words, "probe words", 0U, std::numeric_limits<std::uint32_t>::max(),
+                             std::span<const std::uint32_t>(words[1]));
         sums = cl::DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(blocks) * transpose::kProbeThreads, "sums");
         cycles = cl::DeviceBuffer<long long>(static_cast<std::size_t>(blocks), "cycles");
     }
+    Probe(const Probe&) = delete;  // words_input_ points at device_words
+    Probe& operator=(const Probe&) = delete;
+
     void poison() {
         sums.poison();
         cycles.poison();
     }
     void launch(int stride) {
-        transpose::bank_probe(device_words[selected].data(), sums.data(), cycles.data(), stride, loads, blocks);
+        transpose::bank_probe(device_words.data(), sums.data(), cycles.data(), stride, loads, blocks);
+    }
+
+    /// Loads the words of `draw` into device_words, in place (TimedStep::refill).
+    void refill(std::uint64_t draw) {
+        words_input_->load(draw);
+        selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+    /// Records the sums (exact) and, for the clock counts, which blocks wrote a positive one (every
+    /// correct kernel: all of them; the counts themselves differ from run to run) for the grader.
+    void dump_outputs() const {
+        cl::dump_device_outputs(std::span<const std::uint32_t>(sums.data(), sums.size()), {0.0, 0.0});
+        const std::vector<long long> counts = cycles.to_host();
+        std::vector<int> positive(counts.size());
+        for (std::size_t b = 0; b < counts.size(); ++b) positive[b] = counts[b] > 0 ? 1 : 0;
+        cl::dump_host_outputs(std::span<const int>(positive), {0.0, 0.0});
     }
 
     // Wrap-around sums, as the kernel computes them: the order of the reads does not matter.
     std::vector<std::uint32_t> expected(int stride) const {
+        if (selected < 0) throw std::logic_error("expected(): fresh words have no reference in this process");
         const std::vector<std::uint32_t>& w = words[selected];
         std::vector<std::uint32_t> per_lane(32, 0);
         for (int lane = 0; lane < 32; ++lane) {
@@ -174,6 +225,9 @@ struct Probe {
         for (const long long count : counts) per_read.push_back(static_cast<double>(count) / reads);
         return cl::median(per_read);
     }
+
+private:
+    std::optional<cl::RefilledInput<std::uint32_t>> words_input_;  // the two sets' words, kept on the device
 };
 
 // Strides checked for correctness: broadcast, conflict-free, 2-, 4-, 8-, 16-, 32-way, and odd ones.
@@ -223,7 +277,8 @@ TEST_CASE("05-transpose correctness" * doctest::test_suite("correctness")) {
 
 TEST_CASE("05-transpose performance" * doctest::test_suite("perf")) {
     const cl::Roof roof = cl::memcpy_roof();  // first: nothing of ours in the caches or the allocator yet
-    Problem problem(kPerfShape, true);
+    Problem problem(kPerfShape);
+    PerfInputs inputs(problem);
     const double bytes = 2.0 * static_cast<double>(kPerfShape.count()) * sizeof(float);  // read in, write out
     cl::PerfTable table = cl::make_table(fmt::format("{} x {} float (2 x {} MiB)", kPerfShape.rows, kPerfShape.cols,
                                                      kPerfShape.count() * sizeof(float) >> 20),
@@ -235,7 +290,8 @@ TEST_CASE("05-transpose performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.out.poison(); },
             .run = [&] { problem.launch(step.launch); },
             .verify = [&] { return problem.compare(step.transposes); },
-            .use_inputs = [&](int set) { problem.selected = set; },
+            .refill = [&](std::uint64_t draw) { inputs.load(draw); },
+            .dump_outputs = [&] { problem.dump_outputs(); },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, bytes, table, "GB/s");
         table.add_row(info(step), record.verdict, record.ms, record.throughput);
@@ -248,7 +304,7 @@ TEST_CASE("05-transpose performance" * doctest::test_suite("perf")) {
         cl::Verdict verdict;
         double ms = 0;
         try {
-            problem.selected = 0;
+            inputs.load(cl::kMainInputs);  // not a step: timed on the main set alone, outside time_step
             ms = cl::median_ms([&] { problem.launch(transpose::copy_through_shared); }, {},
                                [&] { problem.out.poison(); });
             verdict = cl::judge(kReferenceInfo, problem.compare(false));
@@ -294,7 +350,8 @@ TEST_CASE("05-transpose bank conflicts" * doctest::test_suite("perf")) {
             .reset = [&] { probe.poison(); },
             .run = [&] { probe.launch(stride); },
             .verify = [&] { return probe.compare(stride); },
-            .use_inputs = [&](int set) { probe.selected = set; },
+            .refill = [&](std::uint64_t draw) { probe.refill(draw); },
+            .dump_outputs = [&] { probe.dump_outputs(); },
         };
         records[stride] = cl::time_step(step, timed, bytes, table, "GB/s",
                                         {.warmup = 1, .warmup_ms = 2.0, .repeats = 5, .flush_l2 = false},

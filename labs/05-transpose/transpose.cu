@@ -18,13 +18,12 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass)
     copy_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     // TODO(step 1): out = a copy of in (rows x cols, row-major), every element inside the matrix
     // once: each block moves one kTile x kTile tile, the one in tile column blockIdx.x and tile row
-    // blockIdx.y; lane threadIdx.x takes one column of it, and each thread kPasses of its rows,
+    // blockIdx.y. Lane threadIdx.x takes one column of it, and each thread kPasses of its rows,
     // kRowsPerPass apart. Indices that can pass 2^31 are std::size_t.
     // Lab sheet: README.md, section 1.
-    // HINT(step 1): col = blockIdx.x * kTile + threadIdx.x; for pass < kPasses:
-    // HINT(step 1): row = blockIdx.y * kTile + threadIdx.y + pass * kRowsPerPass; copy element
-    // HINT(step 1): row * cols + col when row < rows and col < cols. #pragma unroll on the loop, and
-    // HINT(step 1): loading into float values[kPasses] before the first store, let the loads overlap.
+    // HINT(step 1): lane and pass give the thread's column and rows in the tile. Can all its loads be
+    // HINT(step 1): on their way before its first store, and what must the compiler know about the
+    // HINT(step 1): loop for that? With no barrier here, what may a thread outside the matrix do?
 }
 
 // Slow before: -- (the first transpose).
@@ -36,27 +35,26 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass)
     // HINT(step 2): step 1 with one line changed: the store's index (out's rows are `rows` long).
 }
 
-// Slow before: step 2's scattered stores (question (a) counts what they move).
+// Slow before: step 2's scattered stores (question 2.1 counts what they move).
 __global__ void __launch_bounds__(kTile * kRowsPerPass)
     transpose_shared_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     // TODO(step 3): the transpose of step 2, staged through __shared__ float tile[kTile][kTile]:
     // the block moves the tile whose origin the given tile_origin() returns (transpose_tiles.cuh),
     // reading it with coalesced reads (a warp reads part of a row of in) and writing it with
     // coalesced writes (a warp writes part of a row of out). Must hold: every thread reaches the
-    // __syncthreads() between the two (no early return); only elements inside the matrix are read
-    // and written, on both sides. Lab sheet: README.md, section 3.
-    // HINT(step 3): x = threadIdx.x, j = threadIdx.y + pass * kRowsPerPass for pass < kPasses;
-    // HINT(step 3): read: tile[j][x] = in[(tile_row + j) * cols + tile_col + x];
-    // HINT(step 3): write: out[(tile_col + j) * rows + tile_row + x] = tile[x][j], when
-    // HINT(step 3): tile_col + j < cols and tile_row + x < rows.
+    // __syncthreads() between the two (no early return), and only elements inside the matrix are
+    // read and written, on both sides. Lab sheet: README.md, section 3.
+    // HINT(step 3): follow one element from in to the tile and from the tile to out on a drawing of a
+    // HINT(step 3): non-square matrix of 2 x 2 tiles. When a warp writes a row of out, which index of
+    // HINT(step 3): the tile do its lanes walk along? Which bounds guard the read, which the write?
 }
 
-// Slow before: step 3's warps read a column of the tile from shared memory (question (c)).
+// Slow before: step 3's warps read a column of the tile from shared memory (question 3.1).
 __global__ void __launch_bounds__(kTile * kRowsPerPass)
     transpose_shared_padded_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     // TODO(step 4): (open step: your design) the transpose of step 3, as fast as you can, with step
     // 3's blocks: kTile x kRowsPerPass threads move the kTile x kTile tile that tile_origin()
-    // names; every element inside the matrix once, and no thread skips a barrier.
+    // names, every element inside the matrix once, and no thread skips a barrier.
     // Lab sheet: README.md, section 4.
 }
 
@@ -67,14 +65,14 @@ __global__ void __launch_bounds__(kProbeThreads)
     // TODO(step 5): the probe of the sheet's section 5: with words[0 .. kProbeWords) copied into a
     // __shared__ array (and a __syncthreads()), every thread makes `loads` reads of it, read i
     // being word lane * stride + 32 * (i % kProbeRows) (lane = threadIdx.x % 32), and adds them
-    // into a std::uint32_t sum; every one of those reads must really be made, in order (the
-    // compiler may neither drop nor hoist one). cycles[blockIdx.x] = the clock64() cycles thread 0
-    // counts from before the reads to after a __syncthreads() that follows them;
-    // sums[blockIdx.x * kProbeThreads + threadIdx.x] = the thread's sum.
-    // Lab sheet: README.md, section 5.
-    // HINT(step 5): read through a const volatile std::uint32_t* pointing at shared_words + lane * stride;
-    // HINT(step 5): loop i in steps of 16 with an unrolled inner loop of 16 reads mine[32 * (row + k)],
-    // HINT(step 5): row = i % kProbeRows, so that the offsets are constants in the load instructions.
+    // into a std::uint32_t sum. Every one of those reads must really be made, in order (the
+    // compiler may neither drop nor hoist one). Thread 0 writes to cycles, at index blockIdx.x, the
+    // clock64() cycles it counts from before the reads to after a __syncthreads() that follows
+    // them, and every thread writes its sum to sums, at index blockIdx.x * kProbeThreads +
+    // threadIdx.x. Lab sheet: README.md, section 5.
+    // HINT(step 5): which qualifier on the pointer you read through obliges the compiler to make every
+    // HINT(step 5): read, in order, from memory the loop never writes? With an unrolled inner loop over
+    // HINT(step 5): a few rows, each read's offset can be a constant in its load instruction.
 }
 
 }  // namespace

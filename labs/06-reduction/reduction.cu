@@ -20,43 +20,50 @@ template <int kThreads>
 __global__ void reduce_interleaved_modulo_kernel(const int* in, std::size_t count, int* out) {
     // TODO(step 1): out[blockIdx.x] = the sum of the block's share of in: block b takes the b-th
     // run of blockDim.x consecutive values, one per thread (a value past count counts as 0), summed
-    // in __shared__ int partial[kThreads]: at level s = 1, 2, 4, ... while s < blockDim.x (not
-    // kThreads: step 6 says why), the threads whose tid is a multiple of 2s add the value s places
-    // to their right. Every thread reaches every __syncthreads(); indices into in are std::size_t.
-    // Lab sheet: README.md, section 1.
-    // HINT(step 1): i = blockIdx.x * blockDim.x + tid; partial[tid] = i < count ? in[i] : 0;
-    // HINT(step 1): __syncthreads(); per level: if (tid % (2 * s) == 0) partial[tid] += partial[tid + s];
-    // HINT(step 1): then __syncthreads(), outside the if. Thread 0 writes partial[0] to out[blockIdx.x].
+    // as a tree in __shared__ int partial[kThreads] with interleaved pairs: at the level that adds
+    // values s apart, the threads whose tid is a multiple of 2s add, chosen with tid % (2s) (the
+    // step's subject: what % and divergent warps cost). The levels run up to blockDim.x, not
+    // kThreads (step 6 says why). Every thread reaches every __syncthreads(), and indices into in
+    // are std::size_t. Lab sheet: README.md, section 1.
+    // HINT(step 1): which value does thread tid of block b load, and what goes into its slot past
+    // HINT(step 1): the end of in? Where must the barrier stand so that every thread reaches it, and
+    // HINT(step 1): what would a level read without it? Which thread holds the block's sum at the end?
 }
 
 // Slow before: at each level every warp has working threads (divergence), and % is slow.
 template <int kThreads>
 __global__ void reduce_interleaved_strided_kernel(const int* in, std::size_t count, int* out) {
     // TODO(step 2): step 1's result, load and pairs (the same additions at every level), but the
-    // pairs of a level are added by threads 0, 1, 2, ... in order instead of 0, 2s, 4s, ...
+    // pairs of a level are added by threads 0, 1, 2, ... in order instead of 0, 2s, 4s, ... (the
+    // working threads of a level contiguous from thread 0, and no % left).
     // Lab sheet: README.md, section 2.
-    // HINT(step 2): index = 2 * s * tid; if index < blockDim.x, partial[index] += partial[index + s].
+    // HINT(step 2): at the level that adds values s apart, where does the pair of thread tid start,
+    // HINT(step 2): and which threads still have a pair inside the block? Which words does a warp
+    // HINT(step 2): touch then, and in how many banks (question 2.1)?
 }
 
 // Slow before: step 2's lanes touch words 2s apart at level s (question 2.1: which banks?).
 template <int kThreads>
 __global__ void reduce_sequential_kernel(const int* in, std::size_t count, int* out) {
-    // TODO(step 3): step 1's result and load, with the tree reversed: at level s = blockDim.x / 2,
-    // ..., 2, 1 the first s threads add the value s places above their own onto it.
-    // Lab sheet: README.md, section 3.
-    // HINT(step 3): for (s = blockDim.x / 2; s > 0; s /= 2): if (tid < s) partial[tid] += partial[tid + s];
-    // HINT(step 3): __syncthreads() after each level.
+    // TODO(step 3): step 1's result and load, with the tree reversed (sequential addressing): at
+    // every level the threads that add are contiguous from thread 0, and the words a warp reads are
+    // consecutive, one per bank (no shared-memory bank conflicts). Lab sheet: README.md, section 3.
+    // HINT(step 3): the widest level pairs each value of the first half of the block with the
+    // HINT(step 3): value half a block above it. What does the next level pair, and how many
+    // HINT(step 3): threads work at each level? What separates one level's reads from the next
+    // HINT(step 3): level's writes?
 }
 
 // Slow before: half the threads only load one value and then idle from the first level on.
 template <int kThreads>
 __global__ void reduce_first_add_during_load_kernel(const int* in, std::size_t count, int* out) {
     // TODO(step 4): each block sums 2 * blockDim.x consecutive values (the launcher starts half as
-    // many blocks), each thread adding two of them in a register before it stores to partial; then
-    // step 3's tree. A warp's loads stay coalesced; each value past count counts as 0.
+    // many blocks), each thread adding two of them in a register before it stores to partial, then
+    // step 3's tree. Each of a warp's loads stays coalesced, and each value past count counts as 0.
     // Lab sheet: README.md, section 4.
-    // HINT(step 4): i = blockIdx.x * (2 * blockDim.x) + tid; add in[i] and in[i + blockDim.x], each
-    // HINT(step 4): only when it is below count.
+    // HINT(step 4): which two of the block's values should thread tid add, so that each of the
+    // HINT(step 4): warp's two loads reads 32 consecutive ints? Can the second one be past count
+    // HINT(step 4): when the first one is not?
 }
 
 // The last six levels, 64 values down to 1, by the first warp alone, without __syncthreads().
@@ -69,8 +76,9 @@ __device__ int sum_last_warp(int* partial, unsigned int tid) {
     // of warp 0 with no __syncthreads(). Must hold: since Volta the lanes of a warp need not run in
     // lockstep, so no lane may read a word in the same level in which another lane overwrites it
     // (the sheet's section 5 says what orders them). Lab sheet: README.md, section 5.
-    // HINT(step 5): sum = partial[tid]; then for s = 32, 16, 8, 4, 2, 1: sum += partial[tid + s];
-    // HINT(step 5): __syncwarp(); partial[tid] = sum; __syncwarp(). Return sum.
+    // HINT(step 5): where does a lane keep its running sum from one level to the next? Per level,
+    // HINT(step 5): which moment must separate every lane's read from any lane's write, and which
+    // HINT(step 5): the writes from the next level's reads?
     return 0;
 }
 
@@ -79,11 +87,11 @@ __device__ int sum_last_warp(int* partial, unsigned int tid) {
 template <int kThreads>
 __global__ void reduce_unroll_last_warp_kernel(const int* in, std::size_t count, int* out) {
     // TODO(step 5): step 4's result, with the __syncthreads() tree stopped once 64 values are left
-    // in partial[0, 64) (its last level is s = 64) and the last six levels done by warp 0 in
-    // sum_last_warp (write it first, above); thread 0 writes the block's sum.
+    // in partial[0, 64) (its last level adds values 64 apart) and the last six levels done by warp 0
+    // in sum_last_warp (write it first, above). Thread 0 writes the block's sum.
     // Lab sheet: README.md, section 5.
-    // HINT(step 5): loop while s > 32; then if (tid < 32) call sum_last_warp<kThreads>(partial, tid),
-    // HINT(step 5): and thread 0 writes what it returns to out[blockIdx.x].
+    // HINT(step 5): which is the last level the barrier loop runs, and which threads then call
+    // HINT(step 5): sum_last_warp? Is a barrier still needed between the two parts?
 }
 
 // Slow before: the loop over blockDim.x: a counter, a compare and a branch per level, since
@@ -93,8 +101,8 @@ __global__ void reduce_complete_unroll_kernel(const int* in, std::size_t count, 
     // TODO(step 6): step 5 with the block size known to the compiler: kThreads (the template
     // parameter, equal to blockDim.x) wherever step 5 uses blockDim.x, and the tree's loop unrolled
     // completely. Lab sheet: README.md, section 6.
-    // HINT(step 6): kThreads in the first index, the second load's offset and the loop's start;
-    // HINT(step 6): #pragma unroll on the loop.
+    // HINT(step 6): in how many places does your step 5 use blockDim.x? What must the compiler know
+    // HINT(step 6): about a loop to unroll it completely, and which pragma asks it to?
 }
 
 // Slow before: one or two values per thread: a million blocks, each paying its tree, its
@@ -105,15 +113,16 @@ __global__ void reduce_grid_stride_kernel(const int* in, std::size_t count, int*
     // small count): the blocks' partial sums out[0 .. gridDim.x) must add up to the sum of all
     // count values. Each thread sums many values in a register, a warp reading consecutive ints on
     // every trip, then step 6's tree runs once per block. Lab sheet: README.md, section 7.
-    // HINT(step 7): for (i = blockIdx.x * kThreads + tid; i < count; i += gridDim.x * kThreads)
-    // HINT(step 7): sum += in[i], with i and the stride in std::size_t; then partial[tid] = sum.
+    // HINT(step 7): where in the array does thread tid of block b start, and how far must it move on
+    // HINT(step 7): after each value so that the grid's threads together visit every value once?
+    // HINT(step 7): Which type do the index and that stride need for 2^28 values and more?
 }
 
 // The sum of `value` over the 32 lanes of a warp, in lane 0. Every lane must call it.
 template <class T>
 __device__ T warp_sum(T value) {
     // TODO(step 8): (part of the open step) return the sum of value over the 32 lanes of the warp
-    // (lane 0's result at least), register to register, without shared memory; every lane of the
+    // (lane 0's result at least), register to register, without shared memory. Every lane of the
     // warp calls it. Lab sheet: README.md, section 8.
     return value;
 }
@@ -129,8 +138,9 @@ __global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t coun
     // TODO(step 8): (open step: your design) as fast as you can: the blocks' partial sums
     // out[0 .. gridDim.x) add up to the sum of in[0 .. count), for whatever grid the launcher
     // starts (as many blocks of kThreads threads as fit on the GPU at once, fewer for a small
-    // count; kThreads is 64, 128, 256, 512 or 1024). in is 16-byte aligned (the launcher checks);
-    // count is any size; nothing is read past in[count - 1]. Lab sheet: README.md, section 8.
+    // count, kThreads 64, 128, 256, 512 or 1024). in is 16-byte aligned (the launcher checks),
+    // count is any size, and nothing is read past the last of the count values.
+    // Lab sheet: README.md, section 8.
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "buffers.hpp"
 #include "harness.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -14,6 +15,8 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,32 +61,26 @@ std::vector<int> make_values(std::size_t count) {
     return values;
 }
 
-// Input and workspace on the device, the poisoned output, and the exact sum. The second input
-// set (perf only: one timed run, so that a step that replays an earlier result is caught) is the
-// same values negated: its sum is exactly -expected, and no partial sum overflows either way.
+// Input and workspace on the device, the poisoned output, and the exact sum. The perf problem's
+// input changes in place between timed runs (PerfInput below): the main set, the second set (the
+// same values negated: its sum is exactly -expected, and no partial sum overflows either way), or
+// fresh values.
 struct Problem {
     std::size_t count;
     std::vector<int> host;
     std::int64_t expected = 0;
     cl::DeviceBuffer<int> in;
-    cl::DeviceBuffer<int> negated_in;
     cl::DeviceBuffer<int> out{1, "out"};
     cl::DeviceBuffer<int> workspace;
-    int selected = 0;  // the input set: 0 (in) or 1 (-in)
+    int selected = 0;  // the set in `in`: 0 the main set, 1 the second (negated), -1 fresh values
 
-    explicit Problem(std::size_t n, bool second_set = false)
+    explicit Problem(std::size_t n)
         : count(n),
           host(make_values(n)),
           expected(std::accumulate(host.begin(), host.end(), std::int64_t{0})),
           in(std::span<const int>(host), "in"),
-          workspace(reduction::workspace_count(n), "workspace") {
-        if (second_set) {
-            std::vector<int> negated(host.size());
-            for (std::size_t i = 0; i < negated.size(); ++i) negated[i] = -host[i];
-            negated_in = cl::DeviceBuffer<int>(std::span<const int>(negated), "in (second input set)");
-        }
-    }
-    const int* input() const { return selected == 0 ? in.data() : negated_in.data(); }
+          workspace(reduction::workspace_count(n), "workspace") {}
+    const int* input() const { return in.data(); }
 
     // Poisoned: a step that never writes leaves -1, which no sum of positive values equals;
     // a pass that skips some partial sums feeds -1s into the next one.
@@ -94,11 +91,36 @@ struct Problem {
     void launch(const reduction::Step& step, int threads) {
         step.launch(input(), count, out.data(), threads, {workspace.data(), workspace.size()});
     }
+    /// Records out for the grader (TimedStep::dump_outputs): an int sum, exact. The workspace
+    /// holds each step's own partial sums: scratch, not an output.
+    void dump_outputs() const { cl::dump_device_outputs(std::span<const int>(out.data(), out.size()), {0.0, 0.0}); }
     cl::Comparison compare(const std::string& what) const {
+        if (selected < 0) throw std::logic_error("compare(): fresh values have no reference in this process");
         return cl::compare(std::vector<std::int64_t>{selected == 0 ? expected : -expected}, out.to_host(),
                            cl::Tolerance::exact(),
                            fmt::format("for {} ints{}, {}", count, selected == 0 ? "" : " (negated)", what));
     }
+};
+
+using cl::negated;
+
+// The perf problem's input, written in place before every timed run (TimedStep::refill): the main
+// set, the second set (negated), or fresh values uniform in [1, kMaxValue] like the main set's
+// (their sum fits an int as the main set's does). The buffer (its pointer) never changes;
+// `problem.selected` says which set it holds.
+class PerfInput {
+public:
+    explicit PerfInput(Problem& problem)
+        : problem_(&problem), in_(problem.in, "perf in", 1, kMaxValue + 1, std::span<const int>(negated(problem.host))) {}
+
+    void load(std::uint64_t draw) {
+        in_.load(draw);
+        problem_->selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+private:
+    Problem* problem_;
+    cl::RefilledInput<int> in_;
 };
 
 std::string threads_label(int threads) { return fmt::format("{} threads per block", threads); }
@@ -138,7 +160,8 @@ TEST_CASE("06-reduction correctness" * doctest::test_suite("correctness")) {
 
 TEST_CASE("06-reduction performance" * doctest::test_suite("perf")) {
     const cl::Roof roof = cl::read_roof();  // first: nothing of ours in the caches or the allocator yet
-    Problem problem(kPerfCount, true);
+    Problem problem(kPerfCount);
+    PerfInput input(problem);
     const double bytes = static_cast<double>(kPerfCount) * sizeof(int);  // every value read once
 
     // The baseline: CUB on the same input, its temporary storage allocated before timing.
@@ -178,7 +201,8 @@ TEST_CASE("06-reduction performance" * doctest::test_suite("perf")) {
                 .reset = [&] { problem.poison(); },
                 .run = [&] { problem.launch(step, threads); },
                 .verify = [&] { return problem.compare(threads_label(threads)); },
-                .use_inputs = [&](int set) { problem.selected = set; },
+                .refill = [&](std::uint64_t draw) { input.load(draw); },
+                .dump_outputs = [&] { problem.dump_outputs(); },
             };
             const cl::PerfRecord record =
                 cl::time_step(info(step), timed, bytes, table, "GB/s", timing_for(step), threads_label(threads));

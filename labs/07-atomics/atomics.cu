@@ -15,12 +15,13 @@ namespace {
 // Slow before: -- (the given racy kernel is fast but wrong: its load, add and store of a
 // bin are three steps, and other threads' steps land in between, so updates are lost).
 __global__ void histogram_global_kernel(const unsigned char* data, std::size_t count, unsigned int* bins) {
-    // TODO(step 1): bins[b] += the number of bytes equal to b in data[0, count), for every b, with
-    // whatever grid the launcher starts (fewer threads than bytes): every byte counted exactly
+    // TODO(step 1): bins[b] gains the number of bytes equal to b in data[0, count), for every b,
+    // with whatever grid the launcher starts (fewer threads than bytes): every byte counted exactly
     // once, and no update of a bin lost when threads count into it at the same time. The launcher
     // has already zeroed the bins. Lab sheet: README.md, section 1.
-    // HINT(step 1): a grid-stride loop: i (std::size_t) from blockIdx.x * blockDim.x + threadIdx.x
-    // HINT(step 1): while i < count, i += gridDim.x * blockDim.x; atomicAdd(&bins[data[i]], 1U) per byte.
+    // HINT(step 1): with fewer threads than bytes, how does a thread find its next byte so that the
+    // HINT(step 1): grid covers every byte once and a warp reads consecutive bytes? Which operation
+    // HINT(step 1): makes the read, the add and the write of a bin one indivisible step?
 }
 
 // Slow before: one global atomic per byte, all of them on 256 addresses in the L2 (on one
@@ -28,11 +29,11 @@ __global__ void histogram_global_kernel(const unsigned char* data, std::size_t c
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) histogram_shared_kernel(const unsigned char* data, std::size_t count,
                                                                      unsigned int* bins) {
-    // TODO(step 2): (open step: your design) step 1's result, as fast as you can: bins[b] += the
+    // TODO(step 2): (open step: your design) step 1's result, as fast as you can: bins[b] gains the
     // number of bytes equal to b in data[0, count), for whatever grid the launcher starts (blocks
     // of kThreads threads, enough to fill the GPU once, sized for 16 bytes per thread). The
-    // launcher has zeroed the bins; data is 16-byte aligned (it checks); count is any size, and
-    // nothing is read past data[count - 1]. Lab sheet: README.md, section 2.
+    // launcher has zeroed the bins, data is 16-byte aligned (it checks), count is any size, and
+    // nothing is read past the last of the count bytes. Lab sheet: README.md, section 2.
 }
 
 // Slow before: two launches (reduce_two_launches in baselines.cu): the second cannot start
@@ -42,18 +43,16 @@ __global__ void __launch_bounds__(kThreads) reduce_single_pass_kernel(const int*
                                                                        int* partials, unsigned int* blocks_done,
                                                                        int* sum) {
     // TODO(step 3): *sum = the sum of input[0, count) in this one launch: each block publishes its
-    // partial sum in partials[blockIdx.x] and takes a ticket from the counter blocks_done; the
+    // partial sum in partials[blockIdx.x] and takes a ticket from the counter blocks_done, and the
     // block that draws the last ticket sums partials[0 .. gridDim.x) and writes *sum. Must hold:
     // that block reads every other block's partial as written (the memory model promises it only
-    // with fences: the sheet's section 3); every thread of a block calls block_sum<kThreads>
-    // (block_sum.cuh) together; blocks_done is 0 again when the kernel ends (the harness launches
-    // twice on the same counter). Lab sheet: README.md, section 3.
-    // HINT(step 3): each thread sums its grid-stride share; block_sum gives the block's sum in thread 0.
-    // HINT(step 3): thread 0: partials[blockIdx.x] = the sum; __threadfence(); ticket =
-    // HINT(step 3): atomicInc(blocks_done, gridDim.x - 1) (it wraps to 0 at the last ticket); a __shared__
-    // HINT(step 3): bool records ticket == gridDim.x - 1, and then the last block's thread 0 fences again.
-    // HINT(step 3): __syncthreads(); all blocks but the last return; the last one sums the partials
-    // HINT(step 3): (a loop, then block_sum), and its thread 0 writes *sum.
+    // with fences: the sheet's section 3), every thread of a block calls block_sum<kThreads>
+    // (block_sum.cuh) together, and blocks_done is 0 again when the kernel ends (the harness
+    // launches twice on the same counter). Lab sheet: README.md, section 3.
+    // HINT(step 3): what must thread 0 make sure of between storing the block's partial and taking
+    // HINT(step 3): its ticket, and what must the last block make sure of before it reads the other
+    // HINT(step 3): partials? How does the rest of the block learn that its block drew the last
+    // HINT(step 3): ticket? Which atomic both hands out tickets and wraps back to 0 at a limit?
 }
 
 }  // namespace

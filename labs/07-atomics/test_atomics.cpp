@@ -3,14 +3,18 @@
 // bytes, the single-pass sum exactly against a 64-bit CPU sum (twice per size, so that a counter
 // left dirty by one launch breaks the next), then the perf tables against the GPU's read
 // bandwidth (measured first), with CUB's histogram and sum as baseline rows. Every timed run
-// starts from poisoned outputs, and one per step runs on a second input set.
+// starts from poisoned outputs on inputs of its own, written into the same buffers: one per step on
+// a second input set (checked here), the others on fresh inputs (their outputs go to the grader).
 // The racy histogram is a lesson, not a test: its lost updates are printed, never checked.
 #include "atomics.hpp"
 
 #include "buffers.hpp"
+#include "cuda_check.hpp"
 #include "harness.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
+#include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -65,37 +69,38 @@ struct Case {
     Bytes kind;
 };
 
-// The second input set of the histograms (perf only: one timed run, so that a step that replays
-// an earlier result is caught): every byte XOR this, which moves each count to another bin.
+// The second input set of the histograms (perf only: one timed run, verified, so that a step that
+// replays an earlier result is caught): every byte XOR this, which moves each count to another bin.
 constexpr unsigned char kSecondSetMask = 0x5A;
 
-// The input on the device, the poisoned bins, and the exact counts from the CPU.
+// The input on the device, the poisoned bins, and the exact counts from the CPU, for the main set
+// and the second set. The perf problems' bytes change in place between timed runs (PerfBytes).
 struct HistogramProblem {
     Case input;
     cl::DeviceBuffer<unsigned char> data;
-    cl::DeviceBuffer<unsigned char> masked_data;  // the second input set, when asked for
     cl::DeviceBuffer<unsigned int> bins{atomics::kBins, "bins"};
     std::vector<std::uint64_t> expected[2] = {std::vector<std::uint64_t>(atomics::kBins, 0),
                                               std::vector<std::uint64_t>(atomics::kBins, 0)};
-    int selected = 0;
+    int selected = 0;  // the set in data: 0 the main set, 1 the second (XOR kSecondSetMask), -1 fresh bytes
 
-    explicit HistogramProblem(Case c, bool second_set = false) : input(c) {
-        std::vector<unsigned char> host = make_bytes(c.count, c.kind);
+    explicit HistogramProblem(Case c) : input(c) {
+        const std::vector<unsigned char> host = make_bytes(c.count, c.kind);
         data = cl::DeviceBuffer<unsigned char>(std::span<const unsigned char>(host), "data");
         for (const unsigned char byte : host) ++expected[0][byte];
-        if (second_set) {
-            for (unsigned char& byte : host) byte ^= kSecondSetMask;
-            masked_data = cl::DeviceBuffer<unsigned char>(std::span<const unsigned char>(host), "data (second input set)");
-            for (int bin = 0; bin < atomics::kBins; ++bin) expected[1][bin ^ kSecondSetMask] = expected[0][bin];
-        }
+        for (int bin = 0; bin < atomics::kBins; ++bin) expected[1][bin ^ kSecondSetMask] = expected[0][bin];
     }
-    const unsigned char* bytes() const { return selected == 0 ? data.data() : masked_data.data(); }
+    const unsigned char* bytes() const { return data.data(); }
+    /// Records the bins for the grader (TimedStep::dump_outputs): counts, exact.
+    void dump_outputs() const {
+        cl::dump_device_outputs(std::span<const unsigned int>(bins.data(), bins.size()), {0.0, 0.0});
+    }
     std::string label() const {
         return fmt::format("(bin index) for {} {}{}", input.count, describe(input.kind),
                            selected == 0 ? "" : fmt::format(", each XOR 0x{:02X}", kSecondSetMask));
     }
 
     cl::Comparison compare() const {
+        if (selected < 0) throw std::logic_error("compare(): fresh bytes have no reference in this process");
         const std::vector<unsigned int> got = bins.to_host();
         cl::Comparison comparison = cl::compare(expected[selected], got, cl::Tolerance::exact(), label());
         // The launchers zero the bins before the kernel (atomics add to what is there), so a
@@ -114,45 +119,123 @@ struct HistogramProblem {
     }
 };
 
-// Values whose every partial sum fits in 32 bits: |value| <= high with high * count < 2^31, so a
-// correct int kernel is exact and the check can be exact. Mostly positive, so that a block that is
-// left out or counted twice always changes the sum.
-std::vector<int> make_ints(std::size_t count) {
+// The values make_ints draws for `count` of them, low to high (both included): every partial sum
+// fits in 32 bits, |value| <= high with high * count < 2^31, so a correct int kernel is exact and
+// the check can be exact. Mostly positive (low = -high / 2), so that a block that is left out or
+// counted twice always changes the sum.
+struct IntRange {
+    int low;
+    int high;
+};
+
+IntRange int_range(std::size_t count) {
     const std::int64_t high = std::min<std::int64_t>(1000, INT_MAX / static_cast<std::int64_t>(count));
-    const std::int64_t low = -high / 2;
-    const auto range = static_cast<std::uint64_t>(high - low + 1);
+    return {static_cast<int>(-high / 2), static_cast<int>(high)};
+}
+
+std::vector<int> make_ints(std::size_t count) {
+    const IntRange range = int_range(count);
+    const auto values_in_range = static_cast<std::uint64_t>(range.high - range.low + 1);
     cl::Rng rng(fmt::format("ints {}", count));
     std::vector<int> values(count);
-    for (auto& value : values) value = static_cast<int>(low + static_cast<std::int64_t>(rng.engine()() % range));
+    for (auto& value : values) value = range.low + static_cast<int>(rng.engine()() % values_in_range);
     return values;
 }
 
-// The second input set (perf only) is the same ints negated: the sum is exactly -expected, and
-// every partial sum still fits (|value| <= high, and -high/2 <= value becomes value <= high/2).
+// The perf problems' ints change in place between timed runs (PerfInts). The second input set is
+// the same ints negated: the sum is exactly -expected, and every partial sum still fits (|value|
+// <= high, and -high/2 <= value becomes value <= high/2).
 struct ReduceProblem {
     std::size_t count;
+    std::vector<int> host;
     cl::DeviceBuffer<int> input;
-    cl::DeviceBuffer<int> negated_input;
     cl::DeviceBuffer<int> sum{1, "sum"};
     std::int64_t expected = 0;
-    int selected = 0;
+    int selected = 0;  // the set in input: 0 the main set, 1 the second (negated), -1 fresh ints
 
-    explicit ReduceProblem(std::size_t n, bool second_set = false) : count(n) {
-        std::vector<int> host = make_ints(n);
+    explicit ReduceProblem(std::size_t n) : count(n), host(make_ints(n)) {
         input = cl::DeviceBuffer<int>(std::span<const int>(host), "input");
         expected = std::accumulate(host.begin(), host.end(), std::int64_t{0});  // 64-bit: exact
         if (expected > INT_MAX || expected < INT_MIN) throw std::logic_error("make_ints: the sum does not fit an int");
-        if (second_set) {
-            for (int& value : host) value = -value;
-            negated_input = cl::DeviceBuffer<int>(std::span<const int>(host), "input (second input set)");
-        }
     }
-    const int* values() const { return selected == 0 ? input.data() : negated_input.data(); }
+    const int* values() const { return input.data(); }
+    /// Records the sum for the grader (TimedStep::dump_outputs): an int, exact. The workspace is
+    /// scratch, not an output.
+    void dump_outputs() const { cl::dump_device_outputs(std::span<const int>(sum.data(), sum.size()), {0.0, 0.0}); }
     cl::Comparison compare(std::string context = {}) const {
+        if (selected < 0) throw std::logic_error("compare(): fresh ints have no reference in this process");
         const std::vector<std::int64_t> want{selected == 0 ? expected : -expected};
         return cl::compare(want, sum.to_host(), cl::Tolerance::exact(),
                            fmt::format("for {} ints{}{}", count, selected == 0 ? "" : " (negated)", context));
     }
+};
+
+// The perf histograms' bytes, written in place before every timed run (TimedStep::refill): the main
+// set, the second set (every byte XOR kSecondSetMask), or fresh bytes drawn as make_bytes draws
+// them: uniform bytes (32-bit words uniform in [0, 2^32 - 1): one word value of 2^32 left out), or
+// one byte value drawn from the seed over the whole input. The buffer (its pointer) never changes;
+// `problem.selected` says which set it holds.
+class PerfBytes {
+public:
+    explicit PerfBytes(HistogramProblem& problem)
+        : problem_(&problem),
+          main_(problem.data.size(), "data (main set)"),
+          second_(masked(problem.data.to_host()), "data (second set)") {
+        copy(main_.data(), problem.data.data());
+    }
+
+    void load(std::uint64_t draw) {
+        cl::DeviceBuffer<unsigned char>& data = problem_->data;
+        if (draw == cl::kMainInputs) {
+            copy(data.data(), main_.data());
+        } else if (draw == cl::kSecondInputs) {
+            copy(data.data(), second_.data());
+        } else if (problem_->input.kind == Bytes::uniform) {
+            static_assert(kPerfBytes % sizeof(unsigned) == 0, "the perf bytes are filled as 32-bit words");
+            if (data.size() % sizeof(unsigned) != 0) throw std::logic_error("PerfBytes: not a whole number of words");
+            // The buffer starts 256-byte aligned (guard.hpp): its words are aligned too.
+            const std::span<unsigned> words(reinterpret_cast<unsigned*>(data.data()), data.size() / sizeof(unsigned));
+            cl::fill_uniform_device(words, cl::fresh_key("perf bytes", draw), 0U, 0xFFFFFFFFU);
+        } else {
+            const auto value = static_cast<int>(cl::fresh_key("perf equal byte", draw) % 256);
+            CUDA_CHECK(cudaMemset(data.data(), value, data.size()));
+        }
+        problem_->selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+private:
+    static std::vector<unsigned char> masked(std::vector<unsigned char> bytes) {
+        for (unsigned char& byte : bytes) byte ^= kSecondSetMask;
+        return bytes;
+    }
+    void copy(unsigned char* to, const unsigned char* from) {
+        CUDA_CHECK(cudaMemcpy(to, from, problem_->data.size(), cudaMemcpyDeviceToDevice));
+    }
+    HistogramProblem* problem_;
+    cl::DeviceBuffer<unsigned char> main_;
+    cl::DeviceBuffer<unsigned char> second_;
+};
+
+using cl::negated;
+
+// The perf sums' ints, written in place before every timed run (TimedStep::refill): the main set,
+// the second set (negated), or fresh ints uniform in int_range like make_ints'. The buffer (its
+// pointer) never changes; `problem.selected` says which set it holds.
+class PerfInts {
+public:
+    explicit PerfInts(ReduceProblem& problem)
+        : problem_(&problem),
+          input_(problem.input, fmt::format("perf ints {}", problem.count), int_range(problem.count).low,
+                 int_range(problem.count).high + 1, std::span<const int>(negated(problem.host))) {}
+
+    void load(std::uint64_t draw) {
+        input_.load(draw);
+        problem_->selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+private:
+    ReduceProblem* problem_;
+    cl::RefilledInput<int> input_;
 };
 
 // The reduction's scratch space. The counter starts at zero once; the steps must reset it.
@@ -244,7 +327,8 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
     bool all_passed = true;
 
     for (const Bytes kind : {Bytes::uniform, Bytes::all_equal}) {
-        HistogramProblem problem({kPerfBytes, kind}, true);
+        HistogramProblem problem({kPerfBytes, kind});
+        PerfBytes perf_bytes(problem);
         const std::size_t bytes = kPerfBytes;
         const auto reset = [&] { problem.bins.poison(); };
 
@@ -272,7 +356,8 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
                 .reset = reset,
                 .run = [&] { step.launch(problem.bytes(), bytes, problem.bins.data()); },
                 .verify = [&] { return problem.compare(); },
-                .use_inputs = [&](int set) { problem.selected = set; },
+                .refill = [&](std::uint64_t draw) { perf_bytes.load(draw); },
+                .dump_outputs = [&] { problem.dump_outputs(); },
             };
             const cl::PerfRecord record =
                 cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s",
@@ -289,7 +374,8 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
     }
 
     for (const std::size_t count : {kPerfInts, kSmallInts}) {
-        ReduceProblem problem(count, true);
+        ReduceProblem problem(count);
+        PerfInts perf_ints(problem);
         Workspace workspace;
         const std::size_t bytes = count * sizeof(int);
         // The sum and the partials are poisoned before every run; blocks_done is left as the
@@ -322,7 +408,8 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
                 .reset = reset,
                 .run = [&] { step.launch(problem.values(), count, problem.sum.data(), workspace.view()); },
                 .verify = [&] { return problem.compare(); },
-                .use_inputs = [&](int set) { problem.selected = set; },
+                .refill = [&](std::uint64_t draw) { perf_ints.load(draw); },
+                .dump_outputs = [&] { problem.dump_outputs(); },
             };
             const cl::PerfRecord record =
                 cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s", {}, size);

@@ -25,18 +25,17 @@ namespace {
 [[maybe_unused]] __device__ void add_interaction(float3 self, float4 other, float3& acc) {
     // TODO(step 1): add to acc the formula above, in float, with the inverse distance computed
     // as 1.0F / sqrtf(|d|^2 + kSofteningSquared). Lab sheet: README.md, section 1.
-    // HINT(step 1): d = (other.x - self.x, ...); dist2 = |d|^2 + kSofteningSquared;
-    // HINT(step 1): inv_dist = 1.0F / sqrtf(dist2); scale = other.w * inv_dist^3; acc += d * scale
-    // HINT(step 1): (component by component).
+    // HINT(step 1): which power of the inverse distance does the term need, and which factor of
+    // HINT(step 1): it is the same for the x, y and z components?
 }
 
 // Step 4's interaction: 12 FP32 instructions and rsqrtf.
 [[maybe_unused]] __device__ void add_interaction_rsqrtf(float3 self, float4 other, float3& acc) {
     // TODO(step 4): step 1's interaction in 12 FP32 instructions and one rsqrtf (at most 2 ulp
     // off: the harness's tolerance allows it). Lab sheet: README.md, section 4.
-    // HINT(step 4): start dist2 from the softening, dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx,
-    // HINT(step 4): kSofteningSquared))); inv_dist = rsqrtf(dist2); accumulate with
-    // HINT(step 4): acc.x = fmaf(dx, scale, acc.x), and likewise for y and z.
+    // HINT(step 4): which additions of step 1's interaction can ride along in a multiply-add, the
+    // HINT(step 4): softening among them? Which intrinsic gives the inverse square root in one
+    // HINT(step 4): special-function instruction? Count: 3 differences, 3 + 3 + 3 more, 1 MUFU.
 }
 
 // Steps 5 to 7's interaction: step 4's with the bare reciprocal square root, 13 instructions in all.
@@ -54,13 +53,11 @@ __global__ void naive_aos_kernel(const Body* bodies, int count, float* accel) {
     // TODO(step 1): body i by thread i of the 1-D grid (the launcher starts blocks enough for
     // count bodies, the last one partly past the end): accel of body i = the sum, from 0, of
     // add_interaction (write it first, above) with every body j in [0, count), j == i included
-    // (its term is exactly 0), read from the array of structures; stored with
+    // (its term is exactly 0), read from the array of structures, and stored with
     // store_acceleration for every i < count, nothing for the others. This kernel has no
     // barrier. Lab sheet: README.md, section 1.
-    // HINT(step 1): i = blockIdx.x * blockDim.x + threadIdx.x; return if i >= count; self from
-    // HINT(step 1): bodies[i]; acc = (0, 0, 0); for every j, add_interaction(self,
-    // HINT(step 1): make_float4(bodies[j].x, bodies[j].y, bodies[j].z, bodies[j].mass), acc);
-    // HINT(step 1): then store_acceleration(accel, i, acc).
+    // HINT(step 1): which thread has no body, and may it leave at once here? How does a Body's
+    // HINT(step 1): position and mass become the float4 that add_interaction takes?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -84,15 +81,14 @@ __global__ void shared_tiles_kernel(const float4* pos_mass, int count, float* ac
     // TODO(step 3): step 2's result (one thread per body, as before), with the bodies j read
     // from tiles of blockDim.x bodies that the block stages in extern __shared__ float4 tile[]
     // (blockDim.x of them: the launcher sizes it), each thread loading one body per tile.
-    // Correct for any count: nothing read past pos_mass[count - 1], every thread of the block
-    // reaches every __syncthreads() (no early return), and no thread reads a slot of the tile
-    // before it is written or overwrites one that another thread still reads.
+    // Correct for any count: nothing read past the last body, every thread of the block reaches
+    // every __syncthreads() (no early return), and no thread reads a slot of the tile before it
+    // is written or overwrites one that another thread still reads.
     // Lab sheet: README.md, section 3.
-    // HINT(step 3): own = i < count ? pos_mass[i] : no_body(); acc = (0, 0, 0);
-    // HINT(step 3): for (base = 0; base < count; base += blockDim.x): j = base + threadIdx.x;
-    // HINT(step 3):   tile[threadIdx.x] = j < count ? pos_mass[j] : no_body(); __syncthreads();
-    // HINT(step 3):   add_interaction with tile[k] for every k < blockDim.x; __syncthreads();
-    // HINT(step 3): then store only if i < count.
+    // HINT(step 3): draw the last tile for count = 4097 and 128 threads: who loads what into which
+    // HINT(step 3): slot, and what goes into the slots past the end (no_body)? Let the number of
+    // HINT(step 3): tiles depend on count and the block only, never on the thread's own body, and
+    // HINT(step 3): name, for each of the two barriers, the hazard it prevents.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -108,8 +104,8 @@ __global__ void __launch_bounds__(kTile) unrolled_tiles_kernel(const float4* pos
     // launcher starts blocks of kTile threads), a static tile __shared__ float4 tile[kTile], the
     // loop over a tile's bodies unrolled kUnroll times, and add_interaction_rsqrtf (write it
     // first, above). Lab sheet: README.md, section 4.
-    // HINT(step 4): kTile wherever step 3 has blockDim.x; #pragma unroll kUnroll on the loop over
-    // HINT(step 4): k < kTile (the loop over the tile's bodies, not the loop over the tiles).
+    // HINT(step 4): where does your step 3 use blockDim.x? Of its two loops, which one has a trip
+    // HINT(step 4): count the compiler now knows, and which pragma takes the template's factor?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -139,8 +135,8 @@ struct TileRange {
     // TODO(step 6): the range [first, end) of split `split` (0 <= split < splits <= tiles): the
     // splits' ranges follow each other in split order and cover [0, tiles), each at least one
     // tile long, their lengths differing by one at most. Lab sheet: README.md, section 6.
-    // HINT(step 6): first = tiles * split / splits, end = tiles * (split + 1) / splits, both
-    // HINT(step 6): products in long long.
+    // HINT(step 6): the sheet's section 6 gives the two quotients. Which of their products can pass
+    // HINT(step 6): 2^31, and in which type must it be computed?
     return {0, 0};
 }
 
@@ -153,12 +149,11 @@ __global__ void __launch_bounds__(kTile) split_tiles_kernel(const float4* pos_ma
     // computes step 5's bodies of block x, summed over split y's tiles only (the range
     // tiles_of_split gives for the ceil(count / kTile) tiles: write it first, above), and stores
     // them in row y of partial: 3 * count floats laid out like accel (with q = 1 the launcher
-    // passes accel itself), every float of the row written; offsets into partial in
+    // passes accel itself), every float of the row written, offsets into partial in
     // std::size_t. Step 3's rules hold in each block. Lab sheet: README.md, section 6.
-    // HINT(step 6): range = tiles_of_split((count + kTile - 1) / kTile, blockIdx.y, gridDim.y);
-    // HINT(step 6): for (t = range.first; t < range.end; ++t), tile t holding bodies t * kTile ...;
-    // HINT(step 6): store_acceleration(partial + blockIdx.y * 3 * count, i, acc), the product in
-    // HINT(step 6): std::size_t.
+    // HINT(step 6): compared with your step 5, which loop's bounds change, and where does a block
+    // HINT(step 6): learn its split and the number of splits? Where does row y of partial begin,
+    // HINT(step 6): and in which type must that offset be computed?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -172,14 +167,14 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) split_blocked_kernel(const 
                                                                           float* partial) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
     // TODO(step 7): (open step: your design) as fast as you can: the launcher starts
-    // ceil(count / (kTile * kBodies)) x q blocks of kTile threads (kBodies is 1, 2, 4 or 8;
+    // ceil(count / (kTile * kBodies)) x q blocks of kTile threads (kBodies is 1, 2, 4 or 8,
     // q = gridDim.y, from 1 up to the number of tiles, at most kMaxSplits), room for kTile *
     // kBodies bodies per block. The q rows of partial (3 * count floats each, laid out like
-    // accel; with q = 1, accel itself) must add up, float by float, to every body's
+    // accel, and with q = 1 accel itself) must add up, float by float, to every body's
     // acceleration (add_interaction_bare's physics), and every float of every row must be
-    // written: the given sum_partials_kernel adds all q rows. Nothing is read past
-    // pos_mass[count - 1]; every thread of a block reaches every barrier. The signature is
-    // fixed, __launch_bounds__ included; kUnroll is yours to use or not.
+    // written: the given sum_partials_kernel adds all q rows. Nothing is read past the last
+    // body, and every thread of a block reaches every barrier. The signature is fixed,
+    // __launch_bounds__ included, and kUnroll is yours to use or not.
     // Lab sheet: README.md, section 7.
 }
 

@@ -19,9 +19,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -153,6 +155,11 @@ struct DeviceBodies {
           aos(std::span<const nbody::Body>(host.aos), "bodies (array of structures)"),
           pos_mass(std::span<const nbody::PosMass>(host.pos_mass), "bodies (position+mass)") {}
     nbody::Bodies view() const { return {aos.data(), pos_mass.data(), count}; }
+    /// Writes `host` (as many bodies) into the same buffers.
+    void upload(const HostBodies& host) {
+        aos.upload(std::span<const nbody::Body>(host.aos));
+        pos_mass.upload(std::span<const nbody::PosMass>(host.pos_mass));
+    }
 };
 
 // A correctness problem: the bodies, the workspace, the poisoned output, and the reference for
@@ -183,15 +190,47 @@ struct Problem {
     }
 };
 
-// The perf problem: two input sets (the harness runs one timed run on the second), the
-// workspace, one output, and the reference on the sampled bodies of each set.
+// Fresh bodies for one timed run (TimedStep::refill), drawn as make_bodies draws them (positions
+// and velocities uniform in [-1, 1), masses in [0.5, 1.5): all positive) from the run's seed and
+// the draw.
+HostBodies fresh_bodies(int count, std::uint64_t draw) {
+    const auto n = static_cast<std::size_t>(count);
+    std::vector<float> coordinates(6 * n);  // x, y, z, vx, vy, vz of body i at 6 i
+    std::vector<float> masses(n);
+    cl::fill_uniform_host(std::span<float>(coordinates), cl::fresh_key("perf bodies", draw), -1.0F, 1.0F);
+    cl::fill_uniform_host(std::span<float>(masses), cl::fresh_key("perf masses", draw), 0.5F, 1.5F);
+    HostBodies bodies;
+    bodies.aos.reserve(n);
+    bodies.pos_mass.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const float* c = &coordinates[6 * i];
+        const nbody::Body b{c[0], c[1], c[2], c[3], c[4], c[5], masses[i]};
+        bodies.aos.push_back(b);
+        bodies.pos_mass.push_back({b.x, b.y, b.z, b.mass});
+    }
+    return bodies;
+}
+
+// How far a correct kernel's accel may lie from the reference solution's, per component, in the
+// output dump of a timed run (summed in any order, with rsqrtf or 1 / sqrtf). At N = 2^17 a
+// component is about 3e4 in size (median; up to about 1e5 near the corners of the cube). A float
+// sum of the 2^17 terms one after the other, the least accurate order, errs by up to 1.5 (the
+// largest error of 6000 components against double, in a CPU model of these bodies), split sums
+// by about 0.1. Another set of bodies moves a component by 3.6e4 (median; 1% of them by less than
+// 400): 4 on each side keeps the two apart.
+constexpr cl::OutputTolerance kAccelDumpTolerance{4.0, 0.0};
+
+// The perf problem: the bodies every timed run reads (refilled in place before each: the main
+// set, the second set or fresh bodies), the workspace, one output, and the reference on the
+// sampled bodies of the two sets verify() knows.
 struct PerfProblem {
     std::vector<int> sampled;
-    std::array<std::unique_ptr<DeviceBodies>, 2> sets;
+    std::array<HostBodies, 2> sets;  // the main set and the second set
     std::array<Reference, 2> refs;
+    std::unique_ptr<DeviceBodies> device;  // the bodies the steps read
     cl::DeviceBuffer<float> partial{nbody::workspace_floats(kPerfCount), "workspace (partial sums)"};
     cl::DeviceBuffer<float> accel{3 * static_cast<std::size_t>(kPerfCount), "accel"};
-    int selected = 0;
+    int selected = 0;  // the set the device holds: 0 the main set, 1 the second, -1 fresh bodies
 
     PerfProblem() {
         cl::Rng rng("sampled bodies");
@@ -201,17 +240,36 @@ struct PerfProblem {
         }
         for (int i = 0; i < kRandomBodies; ++i) sampled.push_back(static_cast<int>(rng.uniform_int(0, kPerfCount - 1)));
         for (int set = 0; set < 2; ++set) {
-            const HostBodies host = make_bodies(kPerfCount, set == 0 ? "perf" : "perf, second set");
-            sets[static_cast<std::size_t>(set)] = std::make_unique<DeviceBodies>(host);
-            refs[static_cast<std::size_t>(set)] = reference(host.pos_mass, sampled);
+            const auto at = static_cast<std::size_t>(set);
+            sets[at] = make_bodies(kPerfCount, set == 0 ? "perf" : "perf, second set");
+            refs[at] = reference(sets[at].pos_mass, sampled);
+        }
+        device = std::make_unique<DeviceBodies>(sets[0]);
+    }
+
+    nbody::Bodies bodies() const { return device->view(); }
+    nbody::Workspace workspace() { return {partial.data(), partial.size()}; }
+
+    /// Writes the bodies of `draw` into the device's two layouts, in place (TimedStep::refill).
+    void refill(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            selected = draw == cl::kMainInputs ? 0 : 1;
+            device->upload(sets[static_cast<std::size_t>(selected)]);
+        } else {
+            selected = -1;
+            device->upload(fresh_bodies(kPerfCount, draw));
         }
     }
 
-    nbody::Bodies bodies() const { return sets[static_cast<std::size_t>(selected)]->view(); }
-    nbody::Workspace workspace() { return {partial.data(), partial.size()}; }
+    /// Records accel for the grader (TimedStep::dump_outputs). The workspace is scratch whose
+    /// layout is each step's own: not an output.
+    void dump_outputs() const {
+        cl::dump_device_outputs(std::span<const float>(accel.data(), accel.size()), kAccelDumpTolerance);
+    }
 
     // Compares the sampled bodies of the selected set; a mismatch is reported at its index in accel.
     cl::Comparison verify() const {
+        if (selected < 0) throw std::logic_error("verify(): fresh bodies have no reference in this process");
         const std::vector<float> all = accel.to_host();
         std::vector<float> got;
         got.reserve(3 * sampled.size());
@@ -346,7 +404,8 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
                 .reset = [&] { problem.accel.poison(); },
                 .run = [&] { step.launch(problem.bodies(), problem.workspace(), problem.accel.data(), variant); },
                 .verify = [&] { return problem.verify(); },
-                .use_inputs = [&](int set) { problem.selected = set; },
+                .refill = [&](std::uint64_t draw) { problem.refill(draw); },
+                .dump_outputs = [&] { problem.dump_outputs(); },
             };
             const std::string label = variant_label(step, variant);
             const cl::PerfRecord record =

@@ -3,6 +3,8 @@
 // with the host output read the moment the step returns; then the perf table against the PCIe
 // copy rates and each step's ideal pipeline bound, from its stages timed alone on its own host
 // arrays between its runs, and each step's timeline. The process runs on the GPU's NUMA node.
+// Every timed run computes on inputs of its own, written into the input array its step reads
+// (the main set, a second set, or fresh values drawn from the seed: refill.hpp).
 #include "streams.hpp"
 
 #include "buffers.hpp"
@@ -14,6 +16,7 @@
 #include "parallel.hpp"
 #include "pcie.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 #include "timeline.hpp"
 #include "timing.hpp"
 
@@ -62,6 +65,8 @@ static_assert(kPerfPoolSlots >= 2, "step 8's pool needs two slots or more: chang
 // flight, so the device needs less per chunk than the host needs to issue one: the case a CUDA
 // graph is for (README.md, section 7).
 constexpr std::size_t kManyCount = std::size_t{1} << 20;
+// The roof (both directions at once) is measured this many times before the steps.
+constexpr int kRoofSamples = 3;
 constexpr std::size_t kManyChunks = 1024;
 constexpr int kManyStreams = 8;
 static_assert(kManyCount % kManyChunks == 0, "step 7's chunks should divide its array: change kManyChunks");
@@ -139,66 +144,11 @@ cudaMemoryType memory_type(const void* pointer) {
     return attributes.type;
 }
 
-// ---------------------------------------------------------------------------------------
-// Host arrays between two guard bands, pageable or pinned: a copy back that writes past the
-// end of the output lands in the band and is reported, instead of corrupting the heap.
-// ---------------------------------------------------------------------------------------
-class HostArray {
-public:
-    HostArray(std::size_t count, std::size_t guard, bool pinned, std::string name)
-        : count_(count), guard_(guard), name_(std::move(name)) {
-        const std::size_t total = count + 2 * guard;
-        if (pinned) {
-            pinned_ = cl::PinnedBuffer<float>(total);
-            base_ = pinned_.data();
-        } else {
-            pageable_.resize(total);  // value-initialized: every page is mapped before any timing
-            base_ = pageable_.data();
-        }
-        rearm_guards();
-    }
-    float* data() noexcept { return base_ + guard_; }
-    const float* data() const noexcept { return base_ + guard_; }
-    std::span<float> span() noexcept { return {data(), count_}; }
-    std::span<const float> span() const noexcept { return {data(), count_}; }
-    std::size_t size() const noexcept { return count_; }
-    /// Every element poisoned: by the CPU, or, for page-locked memory, by the copy engine from
-    /// `poisoned` (device memory of at least size() floats, poisoned). A memset leaves the lines
-    /// it wrote dirty in the CPU's caches, and a copy out over them right after ran 20 to 40%
-    /// slower and unevenly on the H100 (docs/labs/09-streams.md, "An ideal that holds from run to
-    /// run"); a copy leaves none.
-    void poison(const float* poisoned = nullptr) {
-        float* values = data();
-        if (poisoned != nullptr && memory_type(values) == cudaMemoryTypeHost) {
-            CUDA_CHECK(cudaMemcpy(values, poisoned, count_ * sizeof(float), cudaMemcpyDeviceToHost));
-            return;
-        }
-        cl::for_slices(count_, [&](std::size_t first, std::size_t last) {
-            std::memset(values + first, cl::kPoisonByte, (last - first) * sizeof(float));
-        }, kSlicing);
-    }
-    /// What a write into the bands looks like ("wrote past the end of ..."), then re-armed.
-    std::optional<std::string> take_damage() {
-        const auto bytes = [&](const float* at) {
-            return std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(at), guard_ * sizeof(float));
-        };
-        auto damage = cl::describe_guard_damage(name_, bytes(base_), bytes(data() + count_), sizeof(float), count_);
-        if (damage) rearm_guards();
-        return damage;
-    }
-
-private:
-    void rearm_guards() {
-        std::memset(base_, cl::kGuardByte, guard_ * sizeof(float));
-        std::memset(data() + count_, cl::kGuardByte, guard_ * sizeof(float));
-    }
-    std::size_t count_;
-    std::size_t guard_;
-    std::string name_;
-    std::vector<float> pageable_;
-    cl::PinnedBuffer<float> pinned_;
-    float* base_ = nullptr;
-};
+// Host arrays between two guard bands, pageable or pinned (common/buffers.hpp): a copy back that
+// writes past the end of the output lands in the band and is reported, instead of corrupting the heap.
+using HostArray = cl::GuardedHostBuffer<float>;
+constexpr auto kPageable = cl::HostMemory::pageable;
+constexpr auto kPinned = cl::HostMemory::pinned;
 
 struct Case {
     std::size_t count;
@@ -352,36 +302,41 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------
-// One problem: inputs (one or two sets), every kind of host memory a step may get, the device
-// buffers and the pool, the progress counter, the timeline and step 7b's graph.
+// One problem: inputs (the main set; a perf problem also a second set, and fresh draws), every
+// kind of host memory a step may get, the device buffers and the pool, the progress counter, the
+// timeline and step 7b's graph. Every input array holds the main set; a perf problem writes each
+// timed run's inputs into the array its step reads, in place (refill).
 // ---------------------------------------------------------------------------------------
 class Problem {
 public:
-    Problem(const Case& shape, bool second_input_set)
+    Problem(const Case& shape, bool refills)
         : shape_(shape),
           guard_(std::min<std::size_t>(std::max<std::size_t>(shape.chunk_size, 1'024), std::size_t{1} << 19)),
-          pageable_out_(shape.count, guard_, false, "out"),
-          pinned_out_(shape.count, guard_, true, "out"),
-          reused_in_(shape.count, guard_, true, "in"),
+          pageable_in_(shape.count, guard_, kPageable, "in"),
+          pinned_in_(shape.count, guard_, kPinned, "in"),
+          pageable_out_(shape.count, guard_, kPageable, "out"),
+          pinned_out_(shape.count, guard_, kPinned, "out"),
+          reused_in_(shape.count, guard_, kPinned, "in"),
           device_in_(shape.count, "device_in"),
           device_out_(shape.count, "device_out"),
           pool_in_(static_cast<std::size_t>(shape.pool_slots) * shape.chunk_size, "pool_in"),
           pool_out_(static_cast<std::size_t>(shape.pool_slots) * shape.chunk_size, "pool_out"),
           counter_(1, "chunks_counted") {
-        const int sets = second_input_set ? 2 : 1;
-        pageable_in_.reserve(static_cast<std::size_t>(sets));
-        pinned_in_.reserve(static_cast<std::size_t>(sets));
-        for (int set = 0; set < sets; ++set) {
-            pageable_in_.emplace_back(shape.count, guard_, false, "in");
-            pinned_in_.emplace_back(shape.count, guard_, true, "in");
+        input_sets_.reserve(2);
+        input_sets_.emplace_back(shape.count);
+        fill_inputs(input_sets_[0], shape.count);
+        for (HostArray* in : {&pageable_in_, &pinned_in_, &reused_in_}) {
+            copy_host(input_sets_[0].data(), in->data(), shape.count);
         }
-        fill_inputs(pageable_in_[0].span(), shape.count);
-        // The second set: the first one negated, so that every expected value changes.
-        if (second_input_set) {
-            transform_host(pageable_in_[0].data(), pageable_in_[1].data(), shape.count, [](float x) { return -x; });
-        }
-        for (int set = 0; set < sets; ++set) {
-            copy_host(pageable_in_[set].data(), pinned_in_[set].data(), shape.count);
+        if (refills) {
+            // The second set: the first one negated, so that every expected value changes.
+            input_sets_.emplace_back(shape.count);
+            transform_host(input_sets_[0].data(), input_sets_[1].data(), shape.count, [](float x) { return -x; });
+            input_sets_on_device_.reserve(input_sets_.size());
+            for (const std::vector<float>& set : input_sets_) {
+                input_sets_on_device_.emplace_back(std::span<const float>(set), "in (an input set, kept)");
+            }
+            fresh_input_ = cl::DeviceBuffer<float>(shape.count, "in (fresh draws)");
         }
     }
     Problem(const Problem&) = delete;
@@ -398,7 +353,7 @@ public:
     cl::Timeline& timeline() { return timeline_; }
     cl::DeviceBuffer<float>& device_in() { return device_in_; }
     cl::DeviceBuffer<float>& device_out() { return device_out_; }
-    HostArray& pinned_in() { return pinned_in_[set_]; }
+    HostArray& pinned_in() { return pinned_in_; }
     HostArray& pinned_out() { return pinned_out_; }
 
     /// Perf: sample every stage on the step's own arrays before each run (nullptr: stop).
@@ -450,7 +405,6 @@ public:
     /// for every later run. False when capture_pipeline is not written yet (it returned nullptr).
     bool acquire_graph(const Step& step) {
         if (graph_.get() != nullptr) return true;
-        refresh_reused_input();
         timeline_.set_recording(false);
         timeline_.clear();
         graph_.reset(streams::capture_pipeline(pipeline(step)));
@@ -458,36 +412,42 @@ public:
         return graph_.get() != nullptr;
     }
 
-    /// Switches to input set 0 or 1 (perf only).
-    void use_inputs(int set) {
-        set_ = std::clamp(set, 0, static_cast<int>(pageable_in_.size()) - 1);
-        if (student_in_ != nullptr) copy_input_to_student_memory();
+    /// Perf: writes the inputs of `draw` into the array the step reads, in place (TimedStep::refill):
+    /// the main or the second set, or fresh values drawn on the device from the seed (as fill_inputs
+    /// draws them: multiples of 2^-23 in [-1, 1)). The copy engine writes them, which leaves no line
+    /// of the array dirty in the CPU's caches (HostArray::poison says why that matters). The device
+    /// is idle afterwards.
+    void refill(const Step& step, std::uint64_t draw) {
+        if (input_sets_on_device_.empty()) throw std::logic_error("refill(): this problem keeps its main set");
+        const float* from = nullptr;
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            loaded_ = static_cast<int>(draw);
+            from = input_sets_on_device_[static_cast<std::size_t>(draw)].data();
+        } else {
+            loaded_ = -1;
+            cl::fill_uniform_device(std::span<float>(fresh_input_.data(), fresh_input_.size()),
+                                    cl::fresh_key("in", draw), -1.0F, 1.0F);
+            from = fresh_input_.data();
+        }
+        float* in = input_array(step);
+        if (in == nullptr) return;  // step 2 while allocate_pinned is not written: nothing runs
+        CUDA_CHECK(cudaMemcpy(in, from, shape_.count * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+
+    /// Records the run's outputs for the grader (TimedStep::dump_outputs): out, each element within
+    /// kTolerance of the closed form (as verify requires), and step 6's progress count (exact).
+    void dump_outputs(const Step& step) {
+        cl::dump_host_outputs(std::span<const float>(output(step).data(), shape_.count), {kTolerance, 0.0});
+        if (step.layout == Layout::counted_chunks) {
+            cl::dump_device_outputs(std::span<const int>(counter_.data(), 1), {0.0, 0.0});
+        }
     }
 
     streams::Pipeline pipeline(const Step& step) {
-        const float* in = nullptr;
-        float* out = nullptr;
-        switch (step.memory) {
-            case HostMemory::pageable:
-                in = pageable_in_[set_].data();
-                out = pageable_out_.data();
-                break;
-            case HostMemory::pinned_by_you:
-                in = student_in_;
-                out = pageable_out_.data();
-                break;
-            case HostMemory::pinned:
-                in = pinned_in_[set_].data();
-                out = pinned_out_.data();
-                break;
-            case HostMemory::pinned_reused:
-                in = reused_in_.data();
-                out = pinned_out_.data();
-                break;
-        }
         const bool pooled = step.layout == Layout::pool;
-        return {in,
-                out,
+        return {input_array(step),
+                output(step).data(),
                 pooled ? nullptr : device_in_.data(),
                 pooled ? nullptr : device_out_.data(),
                 shape_.count,
@@ -507,8 +467,6 @@ public:
     /// step's arrays. The device is idle afterwards: non-blocking streams would not wait for these
     /// memsets.
     void reset(const Step& step) {
-        input_set_of_run_ = set_;
-        if (step.memory == HostMemory::pinned_reused) refresh_reused_input();
         const streams::Pipeline p = pipeline(step);
         if (probe_ != nullptr && p.in != nullptr) {
             probe_->sample(p.in, p.out, device_in_.data(), device_out_.data(), shape_.count,
@@ -516,7 +474,7 @@ public:
         }
         device_in_.poison();
         device_out_.poison();
-        output(step).poison(device_out_.data());
+        output(step).poison(device_out_.data(), kSlicing);
         pool_in_.poison();
         pool_out_.poison();
         CUDA_CHECK(cudaMemset(counter_.data(), 0, sizeof(int)));
@@ -581,20 +539,25 @@ public:
     }
 
 private:
+    // The input array the step reads (nullptr for step 2 while allocate_pinned is not written).
+    float* input_array(const Step& step) {
+        switch (step.memory) {
+            case HostMemory::pageable: return pageable_in_.data();
+            case HostMemory::pinned_by_you: return student_in_;
+            case HostMemory::pinned: return pinned_in_.data();
+            case HostMemory::pinned_reused: return reused_in_.data();
+        }
+        return nullptr;
+    }
+
     HostArray& output(const Step& step) {
         return step.memory == HostMemory::pageable || step.memory == HostMemory::pinned_by_you ? pageable_out_
                                                                                              : pinned_out_;
     }
 
+    // The main set (a perf run then loads its own inputs over it).
     void copy_input_to_student_memory() {
-        copy_host(pageable_in_[set_].data(), student_in_, shape_.count);
-    }
-
-    // Steps 7a and 7b read the same input array in every run: the current set is copied into it.
-    void refresh_reused_input() {
-        if (reused_set_ == set_) return;
-        copy_host(pageable_in_[set_].data(), reused_in_.data(), shape_.count);
-        reused_set_ = set_;
+        copy_host(input_sets_[0].data(), student_in_, shape_.count);
     }
 
     std::vector<std::size_t> probe_indices(const Step& step) const {
@@ -609,7 +572,8 @@ private:
     // Every element within kTolerance of the closed form. A first pass only counts (branch-free,
     // fast on 2^26 elements); the second, on failure, finds the first mismatch and the unwritten.
     cl::Comparison compare_output(const Step& step) {
-        const float* in = pageable_in_[input_set_of_run_].data();  // the values every copy of the set holds
+        if (loaded_ < 0) throw std::logic_error("verify(): fresh inputs have no reference in this process");
+        const float* in = input_sets_[static_cast<std::size_t>(loaded_)].data();  // what the step's input holds
         const float* out = output(step).data();
         cl::Comparison result;
         result.count = shape_.count;
@@ -641,11 +605,12 @@ private:
 
     Case shape_;
     std::size_t guard_;
-    int set_ = 0;
-    int input_set_of_run_ = 0;
-    int reused_set_ = -1;
-    std::vector<HostArray> pageable_in_;
-    std::vector<HostArray> pinned_in_;
+    std::vector<std::vector<float>> input_sets_;                 // the main set; perf: and the second
+    std::vector<cl::DeviceBuffer<float>> input_sets_on_device_;  // perf: the same, copied from by refill
+    cl::DeviceBuffer<float> fresh_input_;                        // perf: where a fresh draw is made
+    int loaded_ = 0;  // the input set the step's input array holds: 0, 1, or -1 (a fresh draw)
+    HostArray pageable_in_;
+    HostArray pinned_in_;
     HostArray pageable_out_;
     HostArray pinned_out_;
     HostArray reused_in_;
@@ -848,6 +813,28 @@ OperationCosts measure_operation_costs(Problem& problem, std::size_t chunk) {
     return costs;
 }
 
+// Step 7's fair ideal. Its stages are timed as one copy (or launch) over the whole 4 MiB array,
+// but the step makes a copy in, a launch and a copy out per 4 KiB chunk, and each operation has a
+// fixed cost, measured in this run (costs, the device's time per operation back to back in one
+// stream): the copies of one direction run one after the other on one copy engine, so `chunks`
+// of them take chunks x that time at least; the kernels of kManyStreams streams may overlap, so
+// theirs is divided by the streams; and a step that issues every call from the host (7a) cannot
+// finish before the host has issued them all.
+double fair_many_chunk_ideal_ms(PipelineStages stages, const OperationCosts& costs, std::size_t chunks, int streams,
+                                bool host_issues_every_call) {
+    const double n = static_cast<double>(chunks);
+    const double in_floor = n * costs.device_in_us * 1e-3;
+    const double out_floor = n * costs.device_out_us * 1e-3;
+    const double kernel_floor = n * costs.device_kernel_us * 1e-3 / std::max(streams, 1);
+    stages.in_ms = std::max(stages.in_ms, in_floor);
+    stages.out_ms = std::max(stages.out_ms, out_floor);
+    stages.kernel_ms = std::max(stages.kernel_ms, kernel_floor);
+    stages.duplex_ms = std::max({stages.duplex_ms, in_floor, out_floor});
+    stages.all_ms = std::max({stages.all_ms, in_floor, out_floor, kernel_floor});
+    const double ideal = ideal_ms(stages, chunks);
+    return host_issues_every_call ? std::max(ideal, n * costs.host_per_chunk_us() * 1e-3) : ideal;
+}
+
 // "4 KiB", "64 KiB", "8 MiB".
 std::string format_bytes(std::size_t bytes) {
     if (bytes >= (std::size_t{1} << 20)) return fmt::format("{} MiB", bytes >> 20);
@@ -879,7 +866,16 @@ TEST_CASE("09-streams performance" * doctest::test_suite("perf")) {
     // The process next to the GPU first, then the roofs, before the problems take their memory.
     const cl::NumaPlacement& placement = cl::bind_to_gpu_numa_node();
     cl::print_banner();
-    const cl::PcieRates rates = cl::measure_pcie(kPerfCount * sizeof(float));
+    // The roof (both directions at once) moves from run to run: it is measured kRoofSamples times
+    // here, the median taken, and once more after the steps; all of them are printed.
+    std::vector<cl::PcieRates> samples;
+    for (int i = 0; i < kRoofSamples; ++i) samples.push_back(cl::measure_pcie(kPerfCount * sizeof(float)));
+    std::vector<double> duplex_samples;
+    for (const cl::PcieRates& sample : samples) duplex_samples.push_back(sample.pinned_duplex.value);
+    std::sort(samples.begin(), samples.end(), [](const cl::PcieRates& a, const cl::PcieRates& b) {
+        return a.pinned_duplex.value < b.pinned_duplex.value;
+    });
+    const cl::PcieRates rates = samples[samples.size() / 2];
 
     const Case shape{kPerfCount, kPerfCount / kPerfChunks, kPerfStreams, kPerfCount / kPerfChunks, kPerfPoolSlots};
     const Case many_shape{kManyCount, kManyCount / kManyChunks, kManyStreams, kManyCount / kManyChunks,
@@ -920,6 +916,7 @@ TEST_CASE("09-streams performance" * doctest::test_suite("perf")) {
         PipelineStages best_stages; ///< and the best of each
         double ideal = 0;           ///< from `stages`
         double best_ideal = 0;      ///< from `best_stages`
+        double bulk_ideal = 0;      ///< step 7: the ideal of its stages alone, without the fixed costs
     };
     std::vector<Timed> timed;
     std::vector<std::string> pictures;
@@ -958,7 +955,8 @@ TEST_CASE("09-streams performance" * doctest::test_suite("perf")) {
                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
                     },
                 .verify = [&] { return on.verify(step); },
-                .use_inputs = [&](int set) { on.use_inputs(set); },
+                .refill = [&](std::uint64_t draw) { on.refill(step, draw); },
+                .dump_outputs = [&] { on.dump_outputs(step); },
             };
             record = cl::time_step(info(step), timed_step, 2.0 * step_bytes, table, "GB/s", timing);
             on.set_probe(nullptr);
@@ -975,6 +973,14 @@ TEST_CASE("09-streams performance" * doctest::test_suite("perf")) {
             std::tie(result.stages, result.best_stages) = probe.summary(repeats);
             result.ideal = ideal_ms(result.stages, result.chunks);
             result.best_ideal = ideal_ms(result.best_stages, result.chunks);
+            if (many) {  // step 7: each of its small operations' fixed cost counts (see the function)
+                result.bulk_ideal = result.ideal;
+                const bool host_issues = step.layout == Layout::many_chunks;
+                result.ideal = fair_many_chunk_ideal_ms(result.stages, many_costs, result.chunks, kManyStreams,
+                                                        host_issues);
+                result.best_ideal = fair_many_chunk_ideal_ms(result.best_stages, many_costs, result.chunks,
+                                                             kManyStreams, host_issues);
+            }
         }
         const std::string variant_note =
             step.layout == Layout::whole
@@ -1071,8 +1077,28 @@ TEST_CASE("09-streams performance" * doctest::test_suite("perf")) {
                    best->runs.size(), cl::format_ms(*fastest), cl::format_ms(*slowest),
                    100.0 * best->best_ideal / best->best_ms);
     }
+    duplex_samples.push_back(cl::measure_pcie(kPerfCount * sizeof(float)).pinned_duplex.value);
+    {
+        const auto [low, high] = std::minmax_element(duplex_samples.begin(), duplex_samples.end());
+        const double middle = cl::median(duplex_samples);
+        fmt::print("the roof, both directions at once, measured {} times in this run ({} before the steps, the table "
+                   "uses their median; 1 after): {:.1f} GB/s; spread (max - min) / median {:.1f}%\n",
+                   duplex_samples.size(), kRoofSamples, fmt::join(duplex_samples, ", "), 100.0 * (*high - *low) / middle);
+    }
     fmt::print("\nstep 7, {} chunks of {} on {} streams: {}; {} streams keep up to {} chunks in flight\n", kManyChunks,
                format_bytes(many_costs.chunk_bytes), kManyStreams, many_costs.summary(), kManyStreams, kManyStreams);
+    for (const Timed& t : timed) {
+        if (t.bulk_ideal <= 0) continue;
+        fmt::print("  {}: ideal {} counting each operation's fixed cost ({} copies in at {:.2f} us, {} out at {:.2f} "
+                   "us, one engine each; {} launches at {:.2f} us over {} streams{}); {} from the bulk stage rates "
+                   "alone\n",
+                   t.step->id, cl::format_ms(t.ideal), t.chunks, many_costs.device_in_us, t.chunks,
+                   many_costs.device_out_us, t.chunks, many_costs.device_kernel_us, kManyStreams,
+                   t.step->layout == Layout::many_chunks
+                       ? fmt::format("; the host issues a chunk in {:.2f} us", many_costs.host_per_chunk_us())
+                       : std::string(),
+                   cl::format_ms(t.bulk_ideal));
+    }
     if (const Timed* calls = find("7a"), *graph = find("7b"); calls != nullptr && graph != nullptr) {
         const auto per_chunk_us = [](const Timed& t) { return 1e3 * t.record.ms / static_cast<double>(t.chunks); };
         fmt::print("  7a, call by call: {} ({:.1f} us per chunk); 7b, one graph replayed: {} ({:.1f} us per chunk): "

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Lab 10, unified memory: prefetch and advice for managed memory, for CUDA 12 and CUDA 13 alike
-// (given; unified_memory_launchers.cuh includes it, and so does the probe in probe/). Host code:
+// (given; unified_memory_launchers.cuh includes it, and so does an instructors' probe). Host code:
 // no CUDA syntax.
 //
 // CUDA 13 changed both calls: where CUDA 12 took a device ordinal (cudaCpuDeviceId for the

@@ -2,6 +2,8 @@
 // Lab 10 harness: every step on both problems against double-precision CPU references on
 // awkward sizes, then two perf tables (streaming, re-use), end to end: from the inputs in host
 // memory to the result in host memory, against the pinned copy rates measured in the same run.
+// Every timed run computes on inputs of its own, written on the host into the step's arrays: the
+// main set, a second set, or fresh values drawn from the seed (refill.hpp).
 #include "unified_memory.hpp"
 
 #include "managed_memory.hpp"
@@ -14,6 +16,7 @@
 #include "parallel.hpp"
 #include "pcie.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 #include "table.hpp"
 
 #include <cuda_runtime_api.h>
@@ -181,7 +184,7 @@ public:
         : memory_(memory),
           role_(role),
           count_(count),
-          tail_(cl::guard_bytes() / sizeof(float)),
+          tail_(cl::back_guard_bytes() / sizeof(float)),
           name_(std::move(name)),
           data_(unified::allocate_floats(memory, count + tail_)) {}
     Floats(const Floats&) = delete;
@@ -295,23 +298,48 @@ void touch_pages(const float* data, std::size_t count) {
 // The streaming problem: z = a x + y.
 // ---------------------------------------------------------------------------------------
 
+// Where the inputs are drawn from: a in [0.5, 2), every array element in [-1, 1).
+constexpr float kALow = 0.5F;
+constexpr float kAHigh = 2.0F;
+constexpr float kValueLow = -1.0F;
+constexpr float kValueHigh = 1.0F;
+
+/// The draw of a fresh input set (TimedStep::refill): values from the seed and the draw, with no
+/// reference here (the grader compares the outputs with the reference solution's).
+struct FreshDraw {
+    std::uint64_t draw;
+};
+
+// The tolerance of the streaming outputs, and (for the grader) of each one against the reference
+// solution's: two roundings (product, sum) or one (fma), each within 2^-24 of at most |a| + 1.
+cl::Tolerance stream_tolerance(float a) {
+    return {.absolute = 3.0 * kUnitRoundoff * (double(a) + 1.0), .relative = 0.0};
+}
+
 struct StreamInputs {
     std::vector<float> x, y;
     float a = 0;
-    std::vector<double> expected;
+    std::vector<double> expected;  // empty for a fresh draw
     cl::Tolerance tolerance;
 
     StreamInputs(std::size_t count, const std::string& purpose) {
         cl::Rng rng(fmt::format("stream {} {}", purpose, count));
-        a = rng.uniform(0.5F, 2.0F);
-        x = rng.floats(count, -1.0F, 1.0F);
-        y = rng.floats(count, -1.0F, 1.0F);
+        a = rng.uniform(kALow, kAHigh);
+        x = rng.floats(count, kValueLow, kValueHigh);
+        y = rng.floats(count, kValueLow, kValueHigh);
         expected.resize(count);
         for (std::size_t i = 0; i < count; ++i) expected[i] = double(a) * double(x[i]) + double(y[i]);
-        // Two roundings (product, sum) or one (fma), each within 2^-24 of at most |a| + 1.
-        tolerance = {.absolute = 3.0 * kUnitRoundoff * (double(a) + 1.0), .relative = 0.0};
+        tolerance = stream_tolerance(a);
+    }
+    /// A fresh draw of as many elements as `like`.
+    StreamInputs(const StreamInputs& like, FreshDraw fresh) : x(like.count()), y(like.count()) {
+        cl::fill_uniform_host(std::span<float>(&a, 1), cl::fresh_key("stream a", fresh.draw), kALow, kAHigh);
+        cl::fill_uniform_host(std::span<float>(x), cl::fresh_key("stream x", fresh.draw), kValueLow, kValueHigh);
+        cl::fill_uniform_host(std::span<float>(y), cl::fresh_key("stream y", fresh.draw), kValueLow, kValueHigh);
+        tolerance = stream_tolerance(a);
     }
     std::size_t count() const { return x.size(); }
+    bool has_reference() const { return expected.size() == count(); }
 };
 
 class StreamArrays {
@@ -335,10 +363,18 @@ public:
 
     /// The state before a run: x and y written on the host, z poisoned on the host (where the
     /// host read the last result), every device copy poisoned on the device.
-    void reset(const StreamInputs& inputs, bool /* no scratch here */) const {
+    void reset(const StreamInputs& inputs, bool poison_scratch) const {
+        write_inputs(inputs);
+        poison(inputs.count(), poison_scratch);
+    }
+    /// x and y written on the host, in place.
+    void write_inputs(const StreamInputs& inputs) const {
         x_.write_on_host(inputs.x);
         y_.write_on_host(inputs.y);
-        poison_all({&z_, &device_x_, &device_y_, &device_z_}, inputs.count());
+    }
+    /// z poisoned on the host, every device copy on the device.
+    void poison(std::size_t count, bool /* no scratch here */) const {
+        poison_all({&z_, &device_x_, &device_y_, &device_z_}, count);
     }
     void arm_tails(std::size_t count) const {
         for (const Floats* array : {&x_, &y_, &z_, &device_x_, &device_y_, &device_z_}) {
@@ -390,25 +426,36 @@ std::vector<double> smooth_reference(std::span<const float> u, int sweeps) {
     return current;
 }
 
+// The tolerance of the re-use outputs, and (for the grader) of each one against the reference
+// solution's. The weights are positive and sum to 1: no value leaves [-M, M] (M = max |u|) and no
+// error grows from one sweep to the next. Each sweep adds at most about 3 roundings of M, however
+// the sum is arranged; 4 per sweep is a bound no correct kernel reaches and a thousandth of what
+// one missing or extra sweep changes.
+cl::Tolerance reuse_tolerance(const std::vector<float>& u, int sweeps) {
+    double largest = 0;
+    for (const float value : u) largest = std::max(largest, std::fabs(double(value)));
+    return {.absolute = 4.0 * sweeps * kUnitRoundoff * largest, .relative = 0.0};
+}
+
 struct ReuseInputs {
     std::vector<float> u;
     int sweeps = 0;
-    std::vector<double> expected;
+    std::vector<double> expected;  // empty for a fresh draw
     cl::Tolerance tolerance;
 
     ReuseInputs(std::size_t count, int sweep_count, const std::string& purpose) : sweeps(sweep_count) {
         cl::Rng rng(fmt::format("reuse {} {}", purpose, count));
-        u = rng.floats(count, -1.0F, 1.0F);
+        u = rng.floats(count, kValueLow, kValueHigh);
         expected = smooth_reference(u, sweeps);
-        // The weights are positive and sum to 1: no value leaves [-M, M] (M = max |u|) and no
-        // error grows from one sweep to the next. Each sweep adds at most about 3 roundings of
-        // M, however the sum is arranged; 4 per sweep is a bound no correct kernel reaches and
-        // a thousandth of what one missing or extra sweep changes.
-        double largest = 0;
-        for (const float value : u) largest = std::max(largest, std::fabs(double(value)));
-        tolerance = {.absolute = 4.0 * sweeps * kUnitRoundoff * largest, .relative = 0.0};
+        tolerance = reuse_tolerance(u, sweeps);
+    }
+    /// A fresh draw of as many elements and sweeps as `like`.
+    ReuseInputs(const ReuseInputs& like, FreshDraw fresh) : u(like.count()), sweeps(like.sweeps) {
+        cl::fill_uniform_host(std::span<float>(u), cl::fresh_key("reuse u", fresh.draw), kValueLow, kValueHigh);
+        tolerance = reuse_tolerance(u, sweeps);
     }
     std::size_t count() const { return u.size(); }
+    bool has_reference() const { return expected.size() == count(); }
 };
 
 class ReuseArrays {
@@ -438,10 +485,16 @@ public:
     /// `poison_scratch`, where it lives (the correctness test wants it; the perf test leaves it
     /// where the last run put it, as a program would).
     void reset(const ReuseInputs& inputs, bool poison_scratch) const {
-        u_.write_on_host(inputs.u);
+        write_inputs(inputs);
+        poison(inputs.count(), poison_scratch);
+    }
+    /// u written on the host, in place.
+    void write_inputs(const ReuseInputs& inputs) const { u_.write_on_host(inputs.u); }
+    /// w poisoned on the host, every device copy on the device, the scratch pair if asked.
+    void poison(std::size_t count, bool poison_scratch) const {
         std::vector<const Floats*> poisoned{&w_, &device_u_, &device_w_};
         if (poison_scratch) poisoned.insert(poisoned.end(), {&scratch_a_, &scratch_b_});
-        poison_all(poisoned, inputs.count());
+        poison_all(poisoned, count);
     }
     void arm_tails(std::size_t count) const {
         for (const Floats* array : {&u_, &w_, &scratch_a_, &scratch_b_, &device_u_, &device_w_}) {
@@ -579,7 +632,7 @@ struct PerfProblem {
     std::size_t count;
     std::size_t arrays;  ///< of `count` floats each, in the step's kind of memory
     double bytes;  ///< what must cross the bus, in and out
-    std::array<const Inputs*, 2> inputs;
+    std::array<const Inputs*, 2> inputs;  ///< the main and the second input set
     bool (*has_part)(const Step&);
     void (*setup)(const Step&, const Arrays&, const Inputs&);
     void (*run)(const Step&, const Arrays&, const Inputs&);
@@ -619,23 +672,46 @@ cl::Verdict perf_row(const Step& step, const PerfProblem<Arrays, Inputs>& proble
         if (!arrays.allocated()) return untimed(cl::judge(info(step), nothing_written("allocation")));
         problem.setup(step, arrays, *problem.inputs[0]);
 
-        int set = 0;
+        // The inputs loaded last: the main set, the second set, or the last fresh draw.
+        const Inputs* loaded = problem.inputs[0];
+        std::optional<Inputs> fresh;
         const float* result = problem.result(arrays);
-        const auto reset = [&] { arrays.reset(*problem.inputs[set], false); };
+        const auto reset = [&] { arrays.poison(problem.count, false); };
+        const auto refill = [&](std::uint64_t draw) {
+            if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+                loaded = problem.inputs[static_cast<std::size_t>(draw)];
+            } else {
+                loaded = &fresh.emplace(*problem.inputs[0], FreshDraw{draw});
+            }
+            arrays.write_inputs(*loaded);
+        };
         const auto run = [&] {
-            problem.run(step, arrays, *problem.inputs[set]);
+            problem.run(step, arrays, *loaded);
             CUDA_CHECK(cudaDeviceSynchronize());
             touch_pages(result, problem.count);
         };
         // One untimed run: the warm-up (first touches, page tables) and the measure of how
         // many timed runs fit the budget.
         reset();
+        refill(cl::kMainInputs);
         const double probe_ms = cl::host_median_ms(run, 1);
         const cl::TimedStep timed{
             .reset = reset,
             .run = run,
-            .verify = [&] { return compare_result(*problem.inputs[set], result); },
-            .use_inputs = [&](int which) { set = which; },
+            .verify =
+                [&] {
+                    if (!loaded->has_reference()) {
+                        throw std::logic_error("verify(): fresh inputs have no reference in this process");
+                    }
+                    return compare_result(*loaded, result);
+                },
+            .refill = refill,
+            // The result in host memory, each element within the tolerance verify allows.
+            .dump_outputs =
+                [&] {
+                    cl::dump_host_outputs(std::span<const float>(result, problem.count),
+                                          {loaded->tolerance.absolute, loaded->tolerance.relative});
+                },
         };
         const cl::PerfRecord record =
             cl::time_step(info(step), timed, problem.bytes, table, "GB/s", timing_for(probe_ms), problem.variant);

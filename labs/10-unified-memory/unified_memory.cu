@@ -19,21 +19,21 @@ namespace {
 // Slow before: the CPU computes one element after another.
 __global__ void saxpy_kernel(const float* x, const float* y, float* z, std::size_t count, float a) {
     // TODO(step 1): z[i] = a * x[i] + y[i] for every i < count, for whatever grid the launcher
-    // starts (only as many blocks as fit on the GPU: a thread handles many i); indices in
-    // std::size_t; a warp's loads and stores cover consecutive elements.
+    // starts (only as many blocks as fit on the GPU: a thread handles many i), indices in
+    // std::size_t, and a warp's loads and stores cover consecutive elements.
     // Lab sheet: README.md, section 1.
-    // HINT(step 1): a grid-stride loop: i from blockIdx.x * blockDim.x + threadIdx.x (as
-    // HINT(step 1): std::size_t) while i < count, in steps of gridDim.x * blockDim.x.
+    // HINT(step 1): with fewer threads than elements, where does a thread start, and how far does
+    // HINT(step 1): it move on so that the grid's threads together visit every element once?
 }
 
 // Slow before: the CPU smooths one element after another, sweep after sweep.
 __global__ void sweep_kernel(const float* in, float* out, std::size_t count) {
     // TODO(step 1): out[i] = kCentreWeight * in[i] + kSideWeight * (left + right) for every
-    // i < count, for any grid as in saxpy_kernel, where left is in[i - 1] and right is in[i + 1],
-    // and a missing neighbour at either end counts as in[i] itself. Nothing is read outside
-    // in[0, count). Lab sheet: README.md, section 1.
-    // HINT(step 1): saxpy_kernel's loop; left = i > 0 ? in[i - 1] : in[i], and right likewise
-    // HINT(step 1): with i + 1 < count.
+    // i < count, for any grid as in saxpy_kernel, where left and right are the elements before
+    // and after element i, and a missing neighbour at either end counts as in[i] itself. Nothing
+    // is read outside in[0, count). Lab sheet: README.md, section 1.
+    // HINT(step 1): saxpy_kernel's loop again. Which two elements lack a neighbour, and which test
+    // HINT(step 1): keeps each neighbour's index inside the array?
 }
 
 }  // namespace
@@ -53,27 +53,29 @@ float* allocate_floats(Memory memory, [[maybe_unused]] std::size_t count) {
     switch (memory) {
         case Memory::device:
             // TODO(step 1): data = count floats of device memory. Lab sheet: README.md, section 1.
-            // HINT(step 1): cudaMalloc(&data, count * sizeof(float)), in CUDA_CHECK(...).
+            // HINT(step 1): which runtime call allocates device memory, and how many bytes are
+            // HINT(step 1): count floats?
             break;
         case Memory::pinned_host:
             // TODO(step 1): data = count floats of page-locked host memory.
             // Lab sheet: README.md, section 1.
-            // HINT(step 1): cudaMallocHost, as cudaMalloc above.
+            // HINT(step 1): the runtime's allocator of page-locked host memory (lab 09).
             break;
         case Memory::mapped_host:
             // TODO(step 2): data = count floats of page-locked host memory mapped into the GPU's
             // address space, usable in kernels through data itself. Lab sheet: README.md, section 2.
-            // HINT(step 2): cudaHostAlloc with the flag cudaHostAllocMapped.
+            // HINT(step 2): the page-locked allocator that takes flags, with the flag that maps
+            // HINT(step 2): the memory for the GPU.
             break;
         case Memory::managed:
-            // TODO(step 4): data = count floats of managed memory (one pointer for host and device;
-            // the driver moves the pages). Lab sheet: README.md, section 4.
-            // HINT(step 4): cudaMallocManaged.
+            // TODO(step 4): data = count floats of managed memory (one pointer for host and
+            // device, whose pages the driver moves). Lab sheet: README.md, section 4.
+            // HINT(step 4): which runtime call allocates managed memory?
             break;
         case Memory::system:
             // TODO(step 6): data = count floats of ordinary pageable host memory, as any C++
             // program gets it. Lab sheet: README.md, section 6.
-            // HINT(step 6): new float[count].
+            // HINT(step 6): what does plain C++ use for an array of count floats on the heap?
             break;
     }
     return data;
@@ -84,11 +86,12 @@ void release_floats([[maybe_unused]] Memory memory, float* data) {
     // A switch (memory) as in allocate_floats, one case per kind, each freeing what its case of
     // allocate_floats allocated, with the call that matches the allocation:
     // TODO(step 1): Memory::device and Memory::pinned_host. Lab sheet: README.md, section 1.
-    // HINT(step 1): cudaFree; cudaFreeHost.
+    // HINT(step 1): each allocator has its own release call: which frees device memory, which
+    // HINT(step 1): page-locked host memory?
     // TODO(step 2): Memory::mapped_host: what frees cudaHostAlloc's memory? Lab sheet: README.md, section 2.
     // TODO(step 4): Memory::managed: what frees cudaMallocManaged's memory? Lab sheet: README.md, section 4.
     // TODO(step 6): Memory::system. Lab sheet: README.md, section 6.
-    // HINT(step 6): delete[].
+    // HINT(step 6): the release that matches the array form of new.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -99,11 +102,11 @@ void release_floats([[maybe_unused]] Memory memory, float* data) {
 void stream_explicit([[maybe_unused]] const StreamProblem& p) {
     // TODO(step 1): p.z = p.a * p.x + p.y (host arrays, p.count floats), computed by launch_saxpy
     // on the device copies p.device_x, p.device_y and p.device_z, the data crossing the bus by
-    // explicit copies. Every runtime call in CUDA_CHECK(...); the function may return before the
-    // GPU has finished (the harness synchronizes). Lab sheet: README.md, section 1.
-    // HINT(step 1): copy p.x and p.y to p.device_x and p.device_y (cudaMemcpyAsync,
-    // HINT(step 1): cudaMemcpyHostToDevice); launch_saxpy(p.device_x, p.device_y, p.device_z,
-    // HINT(step 1): p.count, p.a); copy p.device_z back to p.z (cudaMemcpyDeviceToHost).
+    // explicit copies. Every runtime call in CUDA_CHECK(...), and the function may return before
+    // the GPU has finished (the harness synchronizes). Lab sheet: README.md, section 1.
+    // HINT(step 1): which arrays must reach the device before the launch, which must come back
+    // HINT(step 1): after it, and which copy call keeps that order on the default stream without
+    // HINT(step 1): making the host wait?
 }
 
 // Slow before: the CPU.
@@ -111,8 +114,8 @@ void reuse_explicit([[maybe_unused]] const ReuseProblem& p) {
     // TODO(step 1): p.w = p.sweeps sweeps of p.u (host arrays), computed by launch_sweeps on the
     // device copies p.device_u and p.device_w with the scratch pair p.scratch (device memory), the
     // data crossing the bus by explicit copies, as in stream_explicit. Lab sheet: README.md, section 1.
-    // HINT(step 1): copy p.u to p.device_u; launch_sweeps(p.device_u, p.scratch, p.device_w,
-    // HINT(step 1): p.count, p.sweeps); copy p.device_w back to p.w.
+    // HINT(step 1): as in stream_explicit: which array goes in, which comes back, and on which
+    // HINT(step 1): arrays does launch_sweeps run?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -150,9 +153,9 @@ void stream_advise([[maybe_unused]] const StreamProblem& p) {
 void stream_advised([[maybe_unused]] const StreamProblem& p) {
     // TODO(step 5): (open step: your design) the timed run, as fast as you can: p.z = p.a * p.x +
     // p.y computed by launch_saxpy (step 1's kernel). Before every run the harness writes x and y
-    // and poisons z on the host; after it, cudaDeviceSynchronize() and the host reads z. Any
-    // stream, advice or prefetch; the function may return before the GPU has finished.
-    // Lab sheet: README.md, section 5.
+    // and poisons z on the host, and after it calls cudaDeviceSynchronize() and reads z on the
+    // host. Any stream, advice or prefetch, and the function may return before the GPU has
+    // finished. Lab sheet: README.md, section 5.
 }
 
 void reuse_advise([[maybe_unused]] const ReuseProblem& p) {
@@ -167,9 +170,9 @@ void reuse_advise([[maybe_unused]] const ReuseProblem& p) {
 void reuse_advised([[maybe_unused]] const ReuseProblem& p) {
     // TODO(step 5): (open step: your design) the timed run, as fast as you can: p.w = p.sweeps
     // sweeps of p.u computed by launch_sweeps (step 1's kernel) with the scratch pair. Before
-    // every run the harness writes u and poisons w on the host; after it, cudaDeviceSynchronize()
-    // and the host reads w. The scratch pair holds nothing you may rely on. Any stream, advice or
-    // prefetch.
+    // every run the harness writes u and poisons w on the host, and after it calls
+    // cudaDeviceSynchronize() and reads w on the host. The scratch pair holds nothing you may
+    // rely on. Any stream, advice or prefetch.
     // Lab sheet: README.md, section 5.
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Lab 11, connected components: the images the harness labels and the CPU reference (given, not a
-// step). Shared by the harness and the instructors' probe (solutions/11-stencil/probe). Host-only.
+// step). Shared by the harness and an instructors' probe. Host-only.
 #pragma once
 
 #include <cstddef>

@@ -27,14 +27,12 @@ __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
     // interior point (extent.interior(x, y, z, kStarRadius)), out = in at every boundary point,
     // one thread per point: the launcher starts blocks of kPointBlockX x kPointBlockY threads
     // over x and y (partly outside the grid at its edges) and one block per plane along the
-    // grid's z. The coefficients come from `coefficients`, in coefficient_index's order; indices
-    // in std::size_t; nothing read or written outside the grid. This kernel has no barrier.
-    // Lab sheet: README.md, section 1.
-    // HINT(step 1): x = blockIdx.x * kPointBlockX + threadIdx.x, y likewise with kPointBlockY,
-    // HINT(step 1): z = blockIdx.z; leave if x or y is outside the grid. i = extent.index(x, y, z).
-    // HINT(step 1): An interior point gets coefficients[kCentre] * in[i] plus, for each axis, its
-    // HINT(step 1): coefficient (coefficient_index(kStarRadius, axis, 1)) times the sum of its two
-    // HINT(step 1): neighbours along that axis: 1, nx and nx * ny elements away.
+    // grid's z. The coefficients come from `coefficients`, in coefficient_index's order. Must
+    // hold: indices in std::size_t, nothing read or written outside the grid. This kernel has no
+    // barrier. Lab sheet: README.md, section 1.
+    // HINT(step 1): which point does a thread own, given its block and thread indices, and which
+    // HINT(step 1): threads of a block at the grid's edge own none? extent.index gives the element:
+    // HINT(step 1): how many elements away are the two neighbours along x, along y, along z?
 }
 
 // Slow before: each thread loads the four coefficients from global memory (L1 hits, but four
@@ -42,7 +40,7 @@ __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
 __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
     stencil_constant_memory_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
     // TODO(step 2): step 1 with the coefficients read from constant_coefficients (declared in
-    // stencil_constants.cuh; the launcher has copied this step's coefficients into it).
+    // stencil_constants.cuh, into which the launcher has copied this step's coefficients).
     // Lab sheet: README.md, section 2.
 }
 
@@ -58,12 +56,9 @@ __device__ TilePoint halo_point(int e) {
     // kRadius + kTileY + kRadius - 1, columns 0 .. kRadius + kTileX + kRadius - 1, not the tile's
     // own points, not the corners), and consecutive e in a row above or below the tile are
     // consecutive columns. Steps 4 and 5b use this function too. Lab sheet: README.md, section 3.
-    // HINT(step 3): with kStrip = kRadius * kTileX and kSide = kTileY * kRadius: for
-    // HINT(step 3): e < 2 * kStrip the point is in a strip above (e < kStrip) or below: k = e (or e - kStrip),
-    // HINT(step 3): column kRadius + k % kTileX, row k / kTileX (above) or kRadius + kTileY + k / kTileX
-    // HINT(step 3): (below). Otherwise s = e - 2 * kStrip is in a side strip, left (s < kSide) or right:
-    // HINT(step 3): k = s (or s - kSide), row kRadius + k / kRadius, column k % kRadius (left) or
-    // HINT(step 3): kRadius + kTileX + k % kRadius (right).
+    // HINT(step 3): how many points do the strips above and below hold together, and the side strips?
+    // HINT(step 3): Within a strip, which quotient gives the row and which remainder the column? Number
+    // HINT(step 3): the 12 halo points of a 4 x 2 tile of radius 1 by hand, and check your function.
     return {0, 0};
 }
 
@@ -71,20 +66,16 @@ __device__ TilePoint halo_point(int e) {
 __global__ void __launch_bounds__(kPlaneTileX * kPlaneTileY)
     stencil_plane_tiles_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
     // TODO(step 3): step 2's result, one thread per point of a kPlaneTileX x kPlaneTileY tile of
-    // one plane (the grid as in step 2), with the tile and its halo of kStarRadius = 1 staged in
-    // __shared__ float tile[kPlaneTileY + 2][kPlaneTileX + 2], so that the x and y neighbours
-    // come from shared memory (z-1 and z+1 still from global memory). Each point of the tile and
-    // of its halo is loaded by one thread, the halo's points shared out over the block's threads
-    // with halo_point (write it first, above); nothing loaded from outside the grid; every
-    // thread reaches the __syncthreads() (no return before it). Lab sheet: README.md, section 3.
-    // HINT(step 3): the block's tile starts at x0 = blockIdx.x * kPlaneTileX,
-    // HINT(step 3): y0 = blockIdx.y * kPlaneTileY, in plane z = blockIdx.z. Each thread inside the grid stores
-    // HINT(step 3): its own point at tile[1 + threadIdx.y][1 + threadIdx.x]; then the block loads the halo:
-    // HINT(step 3): thread rank r handles halo points e = r, r + 256, ... below
-    // HINT(step 3): halo_points(1, kPlaneTileX, kPlaneTileY), each at grid position
-    // HINT(step 3): (x0 - 1 + p.column, y0 - 1 + p.row) for p = halo_point<1, kPlaneTileX, kPlaneTileY>(e),
-    // HINT(step 3): loaded only if inside the grid. __syncthreads(), then as step 2,
-    // HINT(step 3): with the x and y neighbours from the tile and z-1, z+1 from global memory.
+    // one plane (the grid as in step 2), with the tile and its halo of kStarRadius = 1 staged in a
+    // __shared__ float array of (kPlaneTileY + 2) x (kPlaneTileX + 2), so that the x and y
+    // neighbours come from shared memory (z-1 and z+1 still from global memory). Must hold: each
+    // point of the tile and of its halo loaded by one thread, the halo's points shared out over the
+    // block's threads with halo_point (write it first, above), nothing loaded from outside the
+    // grid, and every thread at the __syncthreads() (no return before it).
+    // Lab sheet: README.md, section 3.
+    // HINT(step 3): where in the tile array does a thread's own point go, with a halo row above and a
+    // HINT(step 3): halo column to its left? With 256 threads and fewer halo points, which thread takes
+    // HINT(step 3): which halo point, and where in the grid does halo point e lie?
 }
 
 // Slow before: every plane is read three times (as z-1, z and z+1 of different blocks), twice
@@ -96,30 +87,19 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     // TODO(step 4): step 2's result, by marching planes, with Tile = StarMarching (read the
     // comment on MarchingTile in stencil_constants.cuh): each block owns a Tile::kTileX x
     // Tile::kTileY column of the grid (by its blockIdx.x and .y) through one slab of slab_planes
-    // planes (by its blockIdx.z; the last slab ends at nz) and walks it along z. Each input value
-    // comes from global memory once per block (the slab's planes, the plane next to each end of
-    // it and the tile's halo), the loads of Tile::kAhead planes ahead in flight while a plane is
-    // computed; the z-neighbours come from a register queue whose every index is a compile-time
-    // constant (nothing in local memory), plane z's x and y neighbours from __shared__ float
-    // tile[Tile::kTileY + 2][Tile::kTileX + 2] (the halo's points by halo_point). Nothing read
-    // outside the grid; every thread reaches every barrier. Lab sheet: README.md, section 4.
-    // HINT(step 4): the block owns columns x0 = blockIdx.x * Tile::kTileX .. x0 + kTileX - 1, rows
-    // HINT(step 4): y0 = blockIdx.y * Tile::kTileY .. y0 + kTileY - 1 and planes z_first =
-    // HINT(step 4): blockIdx.z * slab_planes up to z_end = min(nz, z_first + slab_planes). Thread (tx, ty) owns
-    // HINT(step 4): Tile::kRowsPerThread points per plane, column x0 + tx, rows y0 + ty + k * Tile::kThreadsY;
-    // HINT(step 4): thread rank < Tile::kHaloPoints also owns the halo point halo_point<1, Tile::kTileX,
-    // HINT(step 4): Tile::kTileY>(rank). Loads outside the grid, or beyond plane z_end (z_end - 1 for the
-    // HINT(step 4): halo), give 0.
-    // HINT(step 4): Per point keep a register queue float queue[k][Tile::kQueuePlanes] (Q slots), and one
-    // HINT(step 4): halo_queue[Q]: plane p lives in slot (p - z_first + 1) % Q. Before the walk, load planes
-    // HINT(step 4): z_first - 1 .. z_first + kAhead into slots 0 .. Q - 2 (the halo: planes z_first ..
-    // HINT(step 4): z_first + kAhead - 1). Walk z in trips of Q planes, with an inner loop over s = 0 .. Q - 1
-    // HINT(step 4): under #pragma unroll (plane z = trip start + s; break when z reaches z_end), so that every
-    // HINT(step 4): slot index is a constant. For each plane: load plane z + 1 + kAhead into slot (s + Q - 1) % Q
-    // HINT(step 4): and your halo point of plane z + kAhead into slot (s + 1 + kAhead) % Q; __syncthreads();
-    // HINT(step 4): store plane z (slot (s + 1) % Q, and the halo's) into the tile; __syncthreads(); write out
-    // HINT(step 4): for your points: the stencil with z-1 and z+1 from slots s % Q and (s + 2) % Q, or the copy
-    // HINT(step 4): at boundary points. Nothing moves between slots.
+    // planes (by its blockIdx.z, the last slab ending at nz) and walks it along z. Must hold: each
+    // input value comes from global memory once per block (the slab's planes, the plane next to
+    // each end of it and the tile's halo), the loads of Tile::kAhead planes ahead are in flight
+    // while a plane is computed, the z-neighbours come from a register queue whose every index is
+    // a compile-time constant (nothing in local memory), plane z's x and y neighbours come from a
+    // __shared__ float array of (Tile::kTileY + 2) x (Tile::kTileX + 2) (the halo's points by
+    // halo_point), nothing is read outside the grid, and every thread reaches every barrier.
+    // Lab sheet: README.md, section 4.
+    // HINT(step 4): which points does a thread own (Tile::kRowsPerThread rows, Tile::kThreadsY apart),
+    // HINT(step 4): and which threads own a halo point too? Which slot of the queue holds plane p, which
+    // HINT(step 4): planes must be in the queue or on their way before the walk, and which load does
+    // HINT(step 4): plane z issue? How does an unrolled inner loop over one trip of Q planes make every
+    // HINT(step 4): slot index a constant? Within a plane, what do the two barriers protect the tile from?
 }
 
 // Slow before: -- (step 1's kernel at radius 4: the baseline of step 5).
@@ -127,10 +107,11 @@ template <int kRadius>
 __global__ void __launch_bounds__(kPointBlockX * kPointBlockY)
     stencil25_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent) {
     // TODO(step 5): step 2 at radius kRadius: boundary points are those within kRadius of a
-    // face; an interior point adds, for every distance d = 1 .. kRadius and every axis, the
+    // face. An interior point adds, for every distance d = 1 .. kRadius and every axis, the
     // coefficient coefficient_index(kRadius, axis, d) times its two neighbours d steps away.
     // Lab sheet: README.md, section 5.
-    // HINT(step 5): #pragma unroll on the loop over d, so that every coefficient's index is a constant.
+    // HINT(step 5): what must the compiler know about the loop over d to make every coefficient's
+    // HINT(step 5): index a constant (#pragma unroll)?
 }
 
 // Slow before: step 5a reads every value several times along z, most of them from L2
@@ -144,10 +125,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     // in a shared tile with a halo of R, the planes z - R .. z + R and the kAhead planes after
     // them in register queues (every index a compile-time constant), and up to
     // Tile::kHaloPerThread halo points per thread. Lab sheet: README.md, section 5.
-    // HINT(step 5): the queue's slot of plane p is (p - z_first + R) % Q with
-    // HINT(step 5): Q = Tile::kQueuePlanes = 2R + 1 + kAhead; before the walk planes z_first - R ..
-    // HINT(step 5): z_first + R + kAhead - 1; in each plane the load of plane z + R + kAhead; halo
-    // HINT(step 5): points rank, rank + Tile::kThreads, ..., each with its own halo queue.
+    // HINT(step 5): start from your step 4. With R planes below plane z in the queue, which slot holds
+    // HINT(step 5): plane p, how many slots are there, and which plane does plane z load? How many
+    // HINT(step 5): halo points does each thread own now, and does each need a queue of its own?
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -166,32 +146,44 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     // ring of Tile::kStages stages that the comment on StagedTile in stencil_constants.cuh
     // describes (read it first): extern __shared__ float4 ring[] (Tile::kSharedBytes, given at
     // the launch), filled by asynchronous copies of kChunk floats (cuda::memcpy_async with a
-    // per-thread cuda::pipeline; kChunk = 4, or 1 where the rows are not 16-byte aligned), the
-    // copies of Tile::kAhead planes in flight while a plane is computed. Only the planes
-    // z - R .. z + R of each point stay in registers; one __syncthreads() per plane; nothing
-    // read outside the grid (chunks outside it are zeros); every thread commits one group of
-    // copies per plane and reaches every barrier. Lab sheet: README.md, section 6.
-    // HINT(step 6): - The ring: extern __shared__ float4 ring[] (Tile::kSharedBytes, given at the launch),
-    // HINT(step 6):   Tile::kStages stages of Tile::kStageY x Tile::kStageX floats; plane p in stage
-    // HINT(step 6):   (p - z_first) % Tile::kStages, its point (x, y) at stage row y - y0 + R, column
-    // HINT(step 6):   x - x0 + Tile::kPad. The block's slab as in step 4; thread (tx, ty) owns the points of
-    // HINT(step 6):   column x0 + tx, rows y0 + ty * Tile::kRowsPerThread + k.
-    // HINT(step 6): - Staging plane p (only if p < z_stop = min(nz, z_end + R)): the stage's chunks of kChunk
-    // HINT(step 6):   floats, c = rank, rank + Tile::kThreads, ... below kStageY * kStageX / kChunk, row
-    // HINT(step 6):   c / (kStageX / kChunk); a chunk inside the grid by cuda::memcpy_async(to, from,
-    // HINT(step 6):   cuda::aligned_size_t<kChunk * 4>(kChunk * 4), pipe), one outside it as zeros. Every thread
-    // HINT(step 6):   brackets each plane's copies with pipe.producer_acquire() and pipe.producer_commit(),
-    // HINT(step 6):   even when it copies nothing: one group per plane, the same count in every thread
-    // HINT(step 6):   (pipe = cuda::make_pipeline()).
-    // HINT(step 6): - A register queue[k][2R + 1]: plane p in slot (p - z_first + R) % (2R + 1). Before the
-    // HINT(step 6):   walk: planes z_first - R .. z_first - 1 from global memory (0 below the grid); stage
-    // HINT(step 6):   planes z_first .. z_first + R + kAhead - 1; cuda::pipeline_consumer_wait_prior<kAhead>(pipe);
-    // HINT(step 6):   __syncthreads(); planes z_first .. z_first + R - 1 from their stages into the queue.
-    // HINT(step 6): - The walk, in trips of 2R + 1 planes with the inner loop unrolled (step 4). At plane z:
-    // HINT(step 6):   cuda::pipeline_consumer_wait_prior<kAhead - 1>(pipe) (plane z + R has landed);
-    // HINT(step 6):   __syncthreads() (for every thread; and nobody reads plane z - 1's stage any more); stage
-    // HINT(step 6):   plane z + R + kAhead; plane z + R's value of each point into the queue; then the stencil
-    // HINT(step 6):   with the x- and y-neighbours from plane z's stage and z-neighbours from the queue.
+    // per-thread cuda::pipeline, kChunk = 4, or 1 where the rows are not 16-byte aligned), the
+    // copies of Tile::kAhead planes in flight while a plane is computed. Must hold: only the
+    // planes z - R .. z + R of each point stay in registers, one __syncthreads() per plane,
+    // nothing read outside the grid (chunks outside it are zeros), and every thread commits one
+    // group of copies per plane and reaches every barrier. Lab sheet: README.md, section 6.
+    // HINT(step 6): in which stage does plane p live, where in the stage is point (x, y) (the stage
+    // HINT(step 6): starts at x0 - Tile::kPad and y0 - R), and which rows does a thread own now?
+    // HINT(step 6): which chunks of a stage does a thread copy, what becomes of a chunk outside the
+    // HINT(step 6): grid, and why must a thread commit a group for every plane, even an empty one?
+    // HINT(step 6): before the walk, which planes go straight into the queue, which into stages, and
+    // HINT(step 6): how many may still be on their way when the walk starts? At plane z, which wait
+    // HINT(step 6): and which barrier make plane z + R readable, and which stage is free to refill?
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 6c: the 25-point stencil, register-blocked.
+// ---------------------------------------------------------------------------------------------
+
+// Slow before: step 6b computes one point per thread: about 80 instructions per point (each
+// neighbour a 4-byte load or a move, each product an FFMA of its own), the issue slots half busy.
+template <class Tile, int kChunk>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil25_blocked_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                    int slab_planes) {
+    // TODO(step 6): (6c) step 6b's result (R = Tile::kStencilRadius = 4, Tile = HighOrderBlocked), with
+    // each thread computing Tile::kPointsX = 4 consecutive points in x in each of its
+    // Tile::kRowsPerThread rows, through step 6's ring of stages as the comment on BlockedTile in
+    // stencil_constants.cuh lays it out (read it first; the ring is Tile::kSharedBytes of dynamic
+    // shared memory, filled as in your step 6). Must hold: the stage read in float4 (a column of
+    // kRowsPerThread + 2R float4, one float4 left and right of each row), each symmetric pair of
+    // neighbours added before it is multiplied (13 multiplies and 12 adds per point), the R planes
+    // below plane z in registers and the R above read from their stages, every stage and register
+    // index a compile-time constant, one __syncthreads() per plane, outputs stored as a float4
+    // where kChunk == 4 and all four points are inside. Lab sheet: README.md, section 6.
+    // HINT(step 6): start from your step 6b. Which of the 25 neighbours of your four points share a
+    // HINT(step 6): float4 of the stage, and how many 16-byte loads does a row need?
+    // HINT(step 6): by how many planes must the z-loop be unrolled for the stage of plane z + d and
+    // HINT(step 6): the register slot of plane z - d both to be constants?
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,9 +197,9 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
                       float threshold) {
     // TODO(step 7): one thread per pixel (blocks of kLabelBlockX x kLabelBlockY over x and y,
     // partly outside the image at its edges): for every pixel i = y * width + x of the image,
-    // labels[i] = i + 1 if image[i] > threshold, else 0; nothing written outside the image.
+    // labels[i] = i + 1 if image[i] > threshold, else 0, and nothing written outside the image.
     // Step 9 uses this kernel too. Lab sheet: README.md, section 7.
-    // HINT(step 7): x = blockIdx.x * kLabelBlockX + threadIdx.x, y likewise with kLabelBlockY.
+    // HINT(step 7): as in step 1, which pixel does a thread own, and which threads own none?
 }
 
 // One round: every foreground pixel takes the smallest label among itself and its foreground
@@ -218,13 +210,13 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
                            int* __restrict__ changed) {
     // TODO(step 7): for every pixel i inside the image: next[i] = the smallest non-zero label
     // among labels[i] and its 4-neighbours inside the image if labels[i] is not 0, else 0 (every
-    // pixel written, background too); and *changed becomes non-zero if any pixel's label changed,
+    // pixel written, background too), and *changed becomes non-zero if any pixel's label changed,
     // by one atomic per block at most (not one per pixel), after a block-wide combine that every
     // thread of the block reaches. Write the pixel's update as a __device__ function: step 8
     // needs it again. Lab sheet: README.md, section 7.
-    // HINT(step 7): smallest = labels[i]; if it is not 0, the minimum with every neighbour whose
-    // HINT(step 7): label is not 0. Then if __syncthreads_or(smallest != labels[i]) (so no return
-    // HINT(step 7): before it), thread (0, 0) does atomicOr(changed, 1).
+    // HINT(step 7): which labels may a foreground pixel take, and which neighbours count? Which call
+    // HINT(step 7): tells every thread of a block whether any of them changed a label
+    // HINT(step 7): (__syncthreads_or), and why may no thread return before it?
 }
 
 // Slow before: step 7 pays, every round, a memset, a launch and a copy of the flag to the host
@@ -234,22 +226,17 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
                         float threshold, int max_rounds) {
     // TODO(step 8): step 7's initial labels and all its rounds in one cooperative launch: labels
     // ends as step 7 leaves it, and flags[kRoundsWord] = the number of rounds (step 7's count: the
-    // first round that changed nothing; max_rounds + 1 if round max_rounds still changed
+    // first round that changed nothing, or max_rounds + 1 if round max_rounds still changed
     // something). The grid has gridDim.x blocks of kLabelBlockX x kLabelBlockY threads, fewer
     // than the image's tiles of that size, so each block handles several tiles per round. The
     // rounds are separated by cooperative_groups::this_grid().sync(), which every thread of every
-    // block reaches, and all blocks leave after the same round. `scratch` is the second buffer;
+    // block reaches, and all blocks leave after the same round. `scratch` is the second buffer.
     // flags[0 .. kLabelFlagWords) are zero at the launch. No __restrict__ on buffers this kernel
     // writes. Lab sheet: README.md, section 8.
-    // HINT(step 8): block b handles tiles b, b + gridDim.x, ... (tile t at column t % tiles_x, row
-    // HINT(step 8): t / tiles_x). Round 0 writes the initial labels into scratch; grid.sync(). Then
-    // HINT(step 8): rounds r = 1, 2, ...: step 7's update from `current` (scratch in round 1) into
-    // HINT(step 8): `next` (labels in round 1), the buffers swapping after each round; thread (0, 0)
-    // HINT(step 8): of a block that changed something does atomicOr(&flags[r % kRoundFlags], 1);
-    // HINT(step 8): grid.sync(); every thread reads that flag and leaves if it is 0 or r ==
-    // HINT(step 8): max_rounds, after thread (0, 0) of block 0 has written the number of rounds to
-    // HINT(step 8): flags[kRoundsWord]. Block 0's thread (0, 0) zeroes flags[(r + 1) % kRoundFlags]
-    // HINT(step 8): at the start of round r.
+    // HINT(step 8): which tiles does block b take in a round, with more tiles than blocks? Where do
+    // HINT(step 8): the initial labels go, so that labels is first written in round 1? Which of the
+    // HINT(step 8): kRoundFlags flags does round r use, who resets the next round's, and when is
+    // HINT(step 8): that safe? When may a thread leave the loop of rounds, so that all leave together?
 }
 
 // Slow before: steps 7 and 8 need as many rounds as the longest path from a component's smallest

@@ -37,7 +37,7 @@ struct Extent {
 
 /// Both stencils are "stars": the centre and the points up to `radius` away along x, y and z.
 inline constexpr int kStarRadius = 1;       ///< the 7-point stencil of steps 1 to 4 and 6a
-inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of steps 5 and 6b
+inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of steps 5, 6b and 6c
 
 inline constexpr int kAxisX = 0;
 inline constexpr int kAxisY = 1;
@@ -74,6 +74,7 @@ void stencil25_naive(const float* in, float* out, Extent extent, const float* co
 void stencil25_marching_planes(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil_staged_planes(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil25_staged_planes(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil25_blocked_planes(const float* in, float* out, Extent extent, const float* coefficients);
 
 cl::KernelResources stencil_naive_resources();
 cl::KernelResources stencil_constant_memory_resources();
@@ -83,11 +84,13 @@ cl::KernelResources stencil25_naive_resources();
 cl::KernelResources stencil25_marching_planes_resources();
 cl::KernelResources stencil_staged_planes_resources();
 cl::KernelResources stencil25_staged_planes_resources();
+cl::KernelResources stencil25_blocked_planes_resources();
 
 int stencil_marching_slab_planes(Extent extent);
 int stencil25_marching_slab_planes(Extent extent);
 int stencil_staged_slab_planes(Extent extent);
 int stencil25_staged_slab_planes(Extent extent);
+int stencil25_blocked_slab_planes(Extent extent);
 
 struct Step {
     const char* id;    ///< as in the table and the lab sheet
@@ -99,7 +102,7 @@ struct Step {
     SlabQuery slab_planes;  ///< nullptr for a step that gives each block one plane
 };
 
-inline constexpr std::array<Step, 8> kSteps{{
+inline constexpr std::array<Step, 9> kSteps{{
     {"1", "naive, coefficients from global memory", 1, kStarRadius, stencil_naive, stencil_naive_resources,
      nullptr},
     {"2", "naive, coefficients in __constant__", 2, kStarRadius, stencil_constant_memory,
@@ -115,6 +118,8 @@ inline constexpr std::array<Step, 8> kSteps{{
      stencil_staged_planes_resources, stencil_staged_slab_planes},
     {"6b", "25-point, planes ahead staged by cp.async", 6, kHighOrderRadius, stencil25_staged_planes,
      stencil25_staged_planes_resources, stencil25_staged_slab_planes},
+    {"6c", "25-point, staged, 4 x 2 points a thread, float4", 6, kHighOrderRadius, stencil25_blocked_planes,
+     stencil25_blocked_planes_resources, stencil25_blocked_slab_planes},
 }};
 
 // --- steps 7 to 9: connected components ----------------------------------------------------

@@ -156,6 +156,19 @@ void launch_staged(const float* in, float* out, Extent extent, const float* coef
     }
 }
 
+// Step 6c: its kernel reads the stages 16 bytes at a time whatever the copies are, and stores
+// a float4 of outputs where the rows are 16-byte aligned in both grids; elsewhere 4-byte copies
+// and stores, in the UnalignedBlocked shape.
+template <class Tile>
+void launch_blocked(const float* in, float* out, Extent extent, const float* coefficients) {
+    if (rows_take_16_byte_copies(in, extent) && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+        launch_staged_kernel<Tile, stencil25_blocked_planes_kernel<Tile, 4>>(in, out, extent, coefficients);
+    } else {
+        using Unaligned = UnalignedBlocked<Tile>;
+        launch_staged_kernel<Unaligned, stencil25_blocked_planes_kernel<Unaligned, 1>>(in, out, extent, coefficients);
+    }
+}
+
 }  // namespace
 
 void stencil_naive(const float* in, float* out, Extent extent, const float* coefficients) {
@@ -203,6 +216,10 @@ void stencil25_staged_planes(const float* in, float* out, Extent extent, const f
     launch_staged<HighOrderStaged>(in, out, extent, coefficients);
 }
 
+void stencil25_blocked_planes(const float* in, float* out, Extent extent, const float* coefficients) {
+    launch_blocked<HighOrderBlocked>(in, out, extent, coefficients);
+}
+
 // The slab lengths and resources of the marching steps are those of the kernels the perf grid
 // gets (16-byte copies in step 6).
 int stencil_marching_slab_planes(Extent extent) {
@@ -216,6 +233,9 @@ int stencil_staged_slab_planes(Extent extent) {
 }
 int stencil25_staged_slab_planes(Extent extent) {
     return staged_slab_planes<HighOrderStaged, stencil_staged_planes_kernel<HighOrderStaged, 4>>(extent);
+}
+int stencil25_blocked_slab_planes(Extent extent) {
+    return staged_slab_planes<HighOrderBlocked, stencil25_blocked_planes_kernel<HighOrderBlocked, 4>>(extent);
 }
 
 cl::KernelResources stencil_naive_resources() {
@@ -241,6 +261,9 @@ cl::KernelResources stencil_staged_planes_resources() {
 }
 cl::KernelResources stencil25_staged_planes_resources() {
     return staged_resources<HighOrderStaged, stencil_staged_planes_kernel<HighOrderStaged, 4>>();
+}
+cl::KernelResources stencil25_blocked_planes_resources() {
+    return staged_resources<HighOrderBlocked, stencil25_blocked_planes_kernel<HighOrderBlocked, 4>>();
 }
 
 // --- steps 7 to 9: connected components ---------------------------------------------------------

@@ -3,7 +3,9 @@
 // (boundary points must equal the input exactly, interior points the stencil within rounding),
 // the labelling steps against a CPU union-find; then two tables: the stencils on a 512^3 grid
 // against the device-to-device copy roof (every output point checked on the GPU), and the
-// labelling of a 2048 x 2048 image in Mpixel/s with each step's passes over the image.
+// labelling of a 2048 x 2048 image in Mpixel/s with each step's passes over the image. Every timed
+// run computes on inputs of its own, written into the same buffers: the main set, a second set, or
+// fresh ones drawn from the seed (refill.hpp).
 #include "stencil.hpp"
 
 #include "label_images.hpp"
@@ -15,6 +17,7 @@
 #include "occupancy.hpp"
 #include "options.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -26,7 +29,9 @@
 #include <cstdint>
 #include <exception>
 #include <numeric>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -58,11 +63,27 @@ double rounding_for(int radius) { return 2.0 * (1 + 6 * radius + 2) * 0x1p-24; }
 
 // The centre's weight in [0.25, 0.5), every other weight in [0.01, 0.1), all different, so that
 // a coefficient taken from the wrong axis or distance changes the result.
+constexpr float kCentreLow = 0.25F;
+constexpr float kCentreHigh = 0.5F;
+constexpr float kWeightLow = 0.01F;
+constexpr float kWeightHigh = 0.1F;
+
 std::vector<float> make_coefficients(int radius, const std::string& stream) {
     cl::Rng rng(stream);
     std::vector<float> c(static_cast<std::size_t>(stencil::coefficient_count(radius)));
-    c[stencil::kCentre] = rng.uniform(0.25F, 0.5F);
-    for (std::size_t k = 1; k < c.size(); ++k) c[k] = rng.uniform(0.01F, 0.1F);
+    c[stencil::kCentre] = rng.uniform(kCentreLow, kCentreHigh);
+    for (std::size_t k = 1; k < c.size(); ++k) c[k] = rng.uniform(kWeightLow, kWeightHigh);
+    return c;
+}
+
+// The same, drawn fresh from the seed and `draw` (TimedStep::refill).
+std::vector<float> fresh_coefficients(int radius, std::uint64_t draw) {
+    std::vector<float> c(static_cast<std::size_t>(stencil::coefficient_count(radius)));
+    const std::span<float> all(c);
+    cl::fill_uniform_host(all.first(1), cl::fresh_key(fmt::format("perf centre, radius {}", radius), draw), kCentreLow,
+                          kCentreHigh);
+    cl::fill_uniform_host(all.subspan(1), cl::fresh_key(fmt::format("perf weights, radius {}", radius), draw),
+                          kWeightLow, kWeightHigh);
     return c;
 }
 
@@ -176,34 +197,63 @@ cl::StepInfo info(const stencil::Step& step) { return {step.id, step.name, step.
 // The perf grid: 512 MiB in, 512 MiB out, ten times the H100's L2 each.
 constexpr Extent kPerfExtent{512, 512, 512};
 
-// Two input sets of the perf grid (fields and coefficients), made on the GPU, and the output;
-// every point of a timed run's output is checked on the GPU against the stencil in double.
+// The perf grid's input (field and coefficients) and output. Before every timed run the inputs of
+// its draw are written into the same buffers (refill): the main or the second set, the field made
+// on the GPU from its key, or a fresh field and fresh coefficients drawn from the seed. The checked
+// runs' every output point is checked on the GPU against the stencil in double.
 struct PerfProblem {
     Extent extent;
-    std::array<cl::DeviceBuffer<float>, 2> inputs;
-    std::array<std::array<std::vector<float>, 2>, 2> host_coefficients;  // [set][slot]
-    std::array<std::array<cl::DeviceBuffer<float>, 2>, 2> coefficients;
+    cl::DeviceBuffer<float> in;
+    std::array<cl::DeviceBuffer<float>, 2> coefficients;                 // [slot]
+    std::array<std::uint64_t, 2> field_keys{};                           // [set]
+    std::array<std::array<std::vector<float>, 2>, 2> set_coefficients;  // [set][slot]
+    std::array<std::vector<float>, 2> loaded_coefficients;              // [slot]: what `coefficients` holds
     cl::DeviceBuffer<float> out;
     cl::DeviceBuffer<unsigned long long> counters;
-    int set = 0;
+    int set = 0;  // the input set loaded last: 0, 1, or -1 (a fresh draw)
 
-    explicit PerfProblem(Extent e) : extent(e), counters(3, "check counters") {
+    explicit PerfProblem(Extent e)
+        : extent(e), in(e.count(), "in"), out(e.count(), "out"), counters(3, "check counters") {
         for (int s = 0; s < 2; ++s) {
-            inputs[s] = cl::DeviceBuffer<float>(e.count(), fmt::format("in (set {})", s));
-            cl::Rng rng(fmt::format("perf field, set {}", s));
-            stencil::fill_uniform(inputs[s].data(), e.count(), rng.engine()(), -1.0F, 1.0F);
+            field_keys[s] = cl::Rng(fmt::format("perf field, set {}", s)).engine()();
             for (int slot = 0; slot < 2; ++slot) {
-                host_coefficients[s][slot] = make_coefficients(
+                set_coefficients[s][slot] = make_coefficients(
                     kRadii[slot], fmt::format("perf coefficients, radius {}, set {}", kRadii[slot], s));
-                coefficients[s][slot] = cl::DeviceBuffer<float>(std::span<const float>(host_coefficients[s][slot]),
-                                                                fmt::format("coefficients (set {})", s));
             }
         }
-        out = cl::DeviceBuffer<float>(e.count(), "out");
+        for (int slot = 0; slot < 2; ++slot) {
+            coefficients[slot] = cl::DeviceBuffer<float>(
+                static_cast<std::size_t>(stencil::coefficient_count(kRadii[slot])), "coefficients");
+        }
+        load(cl::kMainInputs);
         CUDA_CHECK_SYNC();
     }
+
+    /// Writes the field and the coefficients of `draw` into `in` and `coefficients`, in place.
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            set = static_cast<int>(draw);
+            stencil::fill_uniform(in.data(), extent.count(), field_keys[static_cast<std::size_t>(set)], -1.0F, 1.0F);
+            loaded_coefficients = set_coefficients[static_cast<std::size_t>(set)];
+        } else {
+            set = -1;
+            stencil::fill_uniform(in.data(), extent.count(), cl::fresh_key("perf field", draw), -1.0F, 1.0F);
+            for (int slot = 0; slot < 2; ++slot) loaded_coefficients[slot] = fresh_coefficients(kRadii[slot], draw);
+        }
+        for (int slot = 0; slot < 2; ++slot) coefficients[slot].upload(loaded_coefficients[slot]);
+    }
+
     void run(const stencil::Step& step) {
-        step.launch(inputs[set].data(), out.data(), extent, coefficients[set][slot_of(step.radius)].data());
+        step.launch(in.data(), out.data(), extent, coefficients[slot_of(step.radius)].data());
+    }
+
+    /// Records out for the grader (TimedStep::dump_outputs), with the bound the check allows at its
+    /// loosest: rounding_for(radius) x sum |c_k in_k|, with every |in| at its largest, 1.
+    void dump_outputs(int radius) const {
+        const std::vector<float>& c = loaded_coefficients[slot_of(radius)];
+        double weights = std::fabs(static_cast<double>(c[stencil::kCentre]));
+        for (std::size_t k = 1; k < c.size(); ++k) weights += 2.0 * std::fabs(static_cast<double>(c[k]));
+        cl::dump_device_outputs(std::span<const float>(out.data(), out.size()), {rounding_for(radius) * weights, 0.0});
     }
 
     float device_value(const float* data, std::size_t i) const {
@@ -213,10 +263,10 @@ struct PerfProblem {
     }
 
     cl::Comparison verify(int radius) {
+        if (set < 0) throw std::logic_error("verify(): fresh inputs have no reference in this process");
         const int slot = slot_of(radius);
-        const stencil::DeviceCheck found =
-            stencil::check_on_device(inputs[set].data(), out.data(), extent, coefficients[set][slot].data(), radius,
-                                     rounding_for(radius), counters.data());
+        const stencil::DeviceCheck found = stencil::check_on_device(
+            in.data(), out.data(), extent, coefficients[slot].data(), radius, rounding_for(radius), counters.data());
         cl::Comparison result;
         result.count = extent.count();
         result.mismatches = found.mismatches;
@@ -229,9 +279,9 @@ struct PerfProblem {
         const int y = static_cast<int>((i / static_cast<std::size_t>(extent.nx)) % static_cast<std::size_t>(extent.ny));
         const int z = static_cast<int>(i / extent.plane());
         const auto value = [&](int vx, int vy, int vz) {
-            return static_cast<double>(device_value(inputs[set].data(), extent.index(vx, vy, vz)));
+            return static_cast<double>(device_value(in.data(), extent.index(vx, vy, vz)));
         };
-        const double expected = reference_point(value, extent, host_coefficients[set][slot], radius, x, y, z).first;
+        const double expected = reference_point(value, extent, loaded_coefficients[slot], radius, x, y, z).first;
         const float got = device_value(out.data(), i);
         result.first_index = i;
         result.first_expected = cl::format_value<float>(expected);
@@ -279,33 +329,55 @@ std::vector<Image> correctness_images() {
     return images;
 }
 
-// One image on the device, its reference labels and rounds, the poisoned labels and workspace.
+// One image, its reference labels and the rounds of the plain min-label stencil.
 struct LabelSet {
     Image image;
     std::vector<int> expected;
     int rounds = 0;  // of the plain min-label stencil
-    cl::DeviceBuffer<float> device_image;
 
     explicit LabelSet(Image im)
-        : image(std::move(im)),
-          expected(union_find_labels(image)),
-          rounds(plain_rounds(image, expected)),
-          device_image(std::span<const float>(image.pixels), "image") {}
+        : image(std::move(im)), expected(union_find_labels(image)), rounds(plain_rounds(image, expected)) {}
     // Twice the plain stencil's rounds, and a few more: a correct kernel never needs them.
     int max_rounds() const { return 2 * rounds + 8; }
 };
 
+// The perf images' blobs: a coarse grid point every kPerfImageCell pixels (noise_image).
+constexpr int kPerfImageCell = 8;
+
+// The images known here (the correctness test: one; the perf test: the main and the second set),
+// the device image that the steps read, the poisoned labels and workspace. The perf runs load the
+// image of their draw into the same device image (refill): a known one, or a fresh noise image of
+// the same size drawn from the seed, whose reference labels are worked out too (for its rounds).
 struct LabelProblem {
     std::vector<LabelSet> sets;
-    int set = 0;
+    std::optional<LabelSet> fresh;  // the last fresh draw
+    int loaded = 0;                 // the image in device_image: an index of `sets`, or -1 (`fresh`)
+    cl::DeviceBuffer<float> device_image;
     cl::DeviceBuffer<int> labels, scratch, flags;
 
     explicit LabelProblem(std::vector<Image> images) {
         for (auto& image : images) sets.emplace_back(std::move(image));
         const std::size_t count = sets.front().image.count();
+        device_image = cl::DeviceBuffer<float>(count, "image");
         labels = cl::DeviceBuffer<int>(count, "labels");
         scratch = cl::DeviceBuffer<int>(count, "scratch");
         flags = cl::DeviceBuffer<int>(stencil::kLabelFlagWords, "flags");
+        load(cl::kMainInputs);
+    }
+    const LabelSet& current() const { return loaded >= 0 ? sets[static_cast<std::size_t>(loaded)] : *fresh; }
+
+    /// Uploads the image of `draw` into device_image, in place (TimedStep::refill).
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            if (draw >= sets.size()) throw std::logic_error("load(): this problem has no second image");
+            loaded = static_cast<int>(draw);
+        } else {
+            const Image& like = sets.front().image;
+            fresh.emplace(
+                noise_image(like.width, like.height, kPerfImageCell, fmt::format("perf image, draw {}", draw)));
+            loaded = -1;
+        }
+        device_image.upload(current().image.pixels);
     }
     void poison() {
         labels.poison();
@@ -313,12 +385,13 @@ struct LabelProblem {
         flags.poison();
     }
     int launch(const stencil::LabelStep& step) {
-        const LabelSet& s = sets[static_cast<std::size_t>(set)];
-        return step.launch(s.device_image.data(), s.image.width, s.image.height, stencil::kForegroundThreshold,
+        const LabelSet& s = current();
+        return step.launch(device_image.data(), s.image.width, s.image.height, stencil::kForegroundThreshold,
                            labels.data(), {scratch.data(), flags.data()}, s.max_rounds());
     }
     cl::Comparison compare() const {
-        const LabelSet& s = sets[static_cast<std::size_t>(set)];
+        if (loaded < 0) throw std::logic_error("compare(): fresh inputs are not checked in this process");
+        const LabelSet& s = current();
         cl::Comparison comparison = cl::compare(s.expected, labels.to_host(), cl::Tolerance::exact(),
                                                 fmt::format("labelling {}", s.image.name));
         if (!comparison.ok() && comparison.count == s.image.count()) {
@@ -327,6 +400,12 @@ struct LabelProblem {
                                               comparison.first_index / width);
         }
         return comparison;
+    }
+    /// Records the labels for the grader (TimedStep::dump_outputs), exactly: the contract fixes every
+    /// label (1 + the smallest pixel index of the component, 0 for the background), and compare()
+    /// accepts nothing else, so every correct kernel writes the same ones.
+    void dump_outputs() const {
+        cl::dump_device_outputs(std::span<const int>(labels.data(), labels.size()), {0.0, 0.0});
     }
 };
 
@@ -461,10 +540,10 @@ TEST_CASE("11-stencil performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.out.poison(); },
             .run = [&] { problem.run(step); },
             .verify = [&] { return problem.verify(step.radius); },
-            .use_inputs = [&](int set) { problem.set = set; },
+            .refill = [&](std::uint64_t draw) { problem.load(draw); },
+            .dump_outputs = [&] { problem.dump_outputs(step.radius); },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, bytes, table, "GB/s");
-        problem.set = 0;
         int slab_planes = 0;
         if (step.slab_planes != nullptr) {
             try {
@@ -488,8 +567,8 @@ TEST_CASE("11-stencil connected components" * doctest::test_suite("perf")) {
     }
     const cl::Roof& copy = copy_roof();
     const double pixels = static_cast<double>(kPerfImageSide) * kPerfImageSide;
-    LabelProblem problem({noise_image(kPerfImageSide, kPerfImageSide, 8, "perf image, set 0"),
-                          noise_image(kPerfImageSide, kPerfImageSide, 8, "perf image, set 1")});
+    LabelProblem problem({noise_image(kPerfImageSide, kPerfImageSide, kPerfImageCell, "perf image, set 0"),
+                          noise_image(kPerfImageSide, kPerfImageSide, kPerfImageCell, "perf image, set 1")});
     const LabelSet& primary = problem.sets[0];
     const auto foreground_count =
         std::count_if(primary.expected.begin(), primary.expected.end(), [](int l) { return l != 0; });
@@ -519,20 +598,24 @@ TEST_CASE("11-stencil connected components" * doctest::test_suite("perf")) {
 
     bool all_passed = true;
     for (const auto& step : stencil::kLabelSteps) {
-        std::array<int, 2> passes{0, 0};
+        int passes = 0;  // on the main image
         const cl::TimedStep timed{
             .reset = [&] { problem.poison(); },
-            .run = [&] { passes[static_cast<std::size_t>(problem.set)] = problem.launch(step); },
+            .run =
+                [&] {
+                    const int passes_of_run = problem.launch(step);
+                    if (problem.loaded == 0) passes = passes_of_run;
+                },
             .verify = [&] { return problem.compare(); },
-            .use_inputs = [&](int set) { problem.set = set; },
+            .refill = [&](std::uint64_t draw) { problem.load(draw); },
+            .dump_outputs = [&] { problem.dump_outputs(); },
         };
         // Throughput in Mpixel/s: time_step divides work_per_run by seconds and by 1e9.
         const cl::PerfRecord record = cl::time_step(label_info(step), timed, pixels * 1e3, table, "Mpixel/s");
-        problem.set = 0;
         const bool passed = record.verdict.passed();
         table.add_row(label_info(step), record.verdict, record.ms, record.throughput,
-                      {passed ? fmt::format("{}", passes[0]) : "",
-                       passed && passes[0] > 0 ? fmt::format("{:.1f}", 1e3 * record.ms / passes[0]) : ""});
+                      {passed ? fmt::format("{}", passes) : "",
+                       passed && passes > 0 ? fmt::format("{:.1f}", 1e3 * record.ms / passes) : ""});
         all_passed = all_passed && passed;
     }
     table.print();

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Lab 12: what the steps are compared with. Given complete, not yours to edit: CUB's radix sort
 // (the reference row of the sorting table), the brute-force Mandelbrot kernel (step 6's
-// reference image and baseline), and what a launch costs, from the host and from the device.
+// reference image and baseline), what a launch costs, from the host and from the device, and how
+// many blocks of a partition grid an SM holds when the host launches it and when a kernel does.
 #include "dynamic_parallelism.hpp"
 
+#include "buffers.hpp"
 #include "cuda_check.hpp"
+#include "device_info.hpp"
 #include "dynamic_parallelism_device.cuh"
+#include "dynamic_parallelism_sort.cuh"
 #include "launch.cuh"
 #include "timing.hpp"
 
@@ -17,6 +21,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dynamic_parallelism {
 namespace {
@@ -97,6 +102,179 @@ double chain_ms(bool tail, int links, unsigned int blocks, unsigned int* device_
         device_error);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Resident blocks: how many blocks of a partition grid one SM holds at once.
+// ---------------------------------------------------------------------------------------
+
+constexpr unsigned int kSmSlots = 1024;  // above any %smid of a current GPU
+constexpr cl::TimingOptions kProbeTiming{.warmup = 1, .warmup_ms = 0.0, .repeats = 5, .flush_l2 = true};
+constexpr unsigned int kParentSharedBytes = 48 * 1024;  // a parent that holds shared memory itself
+
+// The SM this thread runs on.
+__device__ unsigned int sm_id() {
+    unsigned int id = 0;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
+// Per SM: the probe's blocks there now, and the most there were at once.
+struct SmCounts {
+    unsigned int* now = nullptr;
+    unsigned int* peak = nullptr;
+};
+
+// A partition grid (block b partitions tile b of `segment`, as in steps 1, 3 and 4) whose blocks
+// count themselves on their SM: one more on entry, the most seen kept, one fewer on exit. Its
+// shared memory is static or dynamic (kDynamic); kCarveout is only a tag, so that the variants
+// with a carveout set are kernels of their own.
+template <int kThreads, int kKeys, bool kDynamic, int kCarveout>
+__global__ void __launch_bounds__(kThreads) resident_probe_kernel(const Key* src, Key* dst, Segment segment,
+                                                                  PartitionCounters* counters, SmCounts counts) {
+    const unsigned int sm = sm_id();
+    if (threadIdx.x == 0) atomicMax(&counts.peak[sm], atomicAdd(&counts.now[sm], 1U) + 1U);
+    if constexpr (kDynamic) {
+        extern __shared__ __align__(16) unsigned char probe_dynamic[];
+        partition_tile(src, dst, dst, segment, blockIdx.x, gridDim.x, counters,
+                       *reinterpret_cast<PartitionShared<kThreads, kKeys>*>(probe_dynamic));
+    } else {
+        __shared__ PartitionShared<kThreads, kKeys> shared;
+        partition_tile(src, dst, dst, segment, blockIdx.x, gridDim.x, counters, shared);
+    }
+    __syncthreads();  // every thread of the block is done: it leaves the SM now
+    if (threadIdx.x == 0) atomicSub(&counts.now[sm], 1U);
+}
+
+// The same grid launched by one thread of a kernel (block 0's), fire-and-forget, as step 5's driver
+// does; the kernel's other blocks, if any, leave at once.
+template <int kThreads, int kKeys, bool kDynamic, int kCarveout>
+__global__ void __launch_bounds__(1)
+    resident_probe_parent_kernel(const Key* src, Key* dst, Segment segment, PartitionCounters* counters,
+                                 SmCounts counts, unsigned int blocks, unsigned int dynamic_bytes,
+                                 unsigned int* device_error) {
+    if (blockIdx.x != 0) return;
+    resident_probe_kernel<kThreads, kKeys, kDynamic, kCarveout>
+        <<<blocks, kThreads, dynamic_bytes, cudaStreamFireAndForget>>>(src, dst, segment, counters, counts);
+    check_child_launch(device_error);
+}
+
+// An empty grid that the host launches with the carveout at its most shared memory, so that every
+// SM is configured with the most shared memory just before the parent (prime_shared_memory).
+__global__ void __launch_bounds__(kEmptyGridThreads) carveout_primer_kernel() {}
+constexpr unsigned int kPrimerBlocksPerSm = 32;  // enough blocks for every SM to run some
+
+void prime_shared_memory() {
+    static const bool set = [] {
+        CUDA_CHECK(cudaFuncSetAttribute(carveout_primer_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+        return true;
+    }();
+    (void)set;
+    const auto blocks = static_cast<unsigned int>(cl::current_device().sm_count) * kPrimerBlocksPerSm;
+    carveout_primer_kernel<<<blocks, kEmptyGridThreads>>>();
+    CUDA_CHECK_LAUNCH();
+}
+
+// How the probe's parent runs: one thread; one thread holding kParentSharedBytes; one block per SM
+// holding kParentGridSharedBytes each (only block 0 launches); one thread with the carveout at its
+// most, right after the primer grid.
+enum class ProbeParent { one_thread, holding_shared, block_per_sm, primed };
+constexpr unsigned int kParentGridSharedBytes = 120 * 1024;
+
+// What one variant needs: its buffers, and what is left of them after a run.
+struct ProbeRun {
+    const Key* src;
+    Key* dst;
+    Segment segment;
+    PartitionCounters* counters;
+    SmCounts counts;
+    unsigned int* device_error;
+};
+
+// Peak blocks per SM after a run: median over the SMs that ran a block, fewest, most.
+struct Peaks {
+    double median = 0;
+    unsigned int fewest = 0;
+    unsigned int most = 0;
+};
+
+Peaks read_peaks(const ProbeRun& run) {
+    std::vector<unsigned int> peak(kSmSlots);
+    CUDA_CHECK(cudaMemcpy(peak.data(), run.counts.peak, kSmSlots * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    std::vector<double> used;
+    Peaks peaks;
+    peaks.fewest = UINT_MAX;
+    for (const unsigned int p : peak) {
+        if (p == 0) continue;
+        used.push_back(p);
+        peaks.fewest = std::min(peaks.fewest, p);
+        peaks.most = std::max(peaks.most, p);
+    }
+    if (used.empty()) peaks.fewest = 0;
+    peaks.median = cl::median(used);
+    return peaks;
+}
+
+// Times and counts one variant, launched by the host and then by a one-thread parent kernel.
+template <int kThreads, int kKeys, bool kDynamic, int kCarveout = -1>
+ResidentBlocks probe_variant(const std::string& name, const ProbeRun& run,
+                             ProbeParent parent_kind = ProbeParent::one_thread) {
+    using Shared = PartitionShared<kThreads, kKeys>;
+    auto* kernel = resident_probe_kernel<kThreads, kKeys, kDynamic, kCarveout>;
+    auto* parent = resident_probe_parent_kernel<kThreads, kKeys, kDynamic, kCarveout>;
+    const unsigned int dynamic_bytes = kDynamic ? static_cast<unsigned int>(sizeof(Shared)) : 0U;
+    if (kCarveout >= 0) {
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, kCarveout));
+    }
+    const unsigned int parent_shared = parent_kind == ProbeParent::holding_shared ? kParentSharedBytes
+                                       : parent_kind == ProbeParent::block_per_sm ? kParentGridSharedBytes
+                                                                                  : 0U;
+    const unsigned int parent_blocks =
+        parent_kind == ProbeParent::block_per_sm ? static_cast<unsigned int>(cl::current_device().sm_count) : 1U;
+    if (parent_shared > 0) {
+        CUDA_CHECK(cudaFuncSetAttribute(parent, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(parent_shared)));
+    }
+    const bool primed = parent_kind == ProbeParent::primed;
+    CUDA_CHECK(cudaFuncSetAttribute(parent, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    primed ? cudaSharedmemCarveoutMaxShared : cudaSharedmemCarveoutDefault));
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    const unsigned int blocks = (run.segment.count + kThreads * kKeys - 1) / (kThreads * kKeys);
+    const auto reset = [&] {
+        CUDA_CHECK(cudaMemsetAsync(run.counters, 0, sizeof(PartitionCounters)));
+        CUDA_CHECK(cudaMemsetAsync(run.counts.now, 0, kSmSlots * sizeof(unsigned int)));
+        CUDA_CHECK(cudaMemsetAsync(run.counts.peak, 0, kSmSlots * sizeof(unsigned int)));
+    };
+    ResidentBlocks row;
+    row.variant = name;
+    row.threads = kThreads;
+    row.registers = attributes.numRegs;
+    row.shared_bytes = static_cast<unsigned int>(attributes.sharedSizeBytes) + dynamic_bytes;
+    row.host_ms = cl::median_ms(
+        [&] {
+            kernel<<<blocks, kThreads, dynamic_bytes>>>(run.src, run.dst, run.segment, run.counters, run.counts);
+            CUDA_CHECK_LAUNCH();
+        },
+        kProbeTiming, reset);
+    row.host_blocks = read_peaks(run).median;
+    row.device_ms = cl::median_ms(
+        [&] {
+            if (primed) prime_shared_memory();
+            parent<<<parent_blocks, 1, parent_shared>>>(run.src, run.dst, run.segment, run.counters, run.counts,
+                                                         blocks, dynamic_bytes, run.device_error);
+            CUDA_CHECK_LAUNCH();
+        },
+        kProbeTiming, reset);
+    const Peaks device = read_peaks(run);
+    row.device_blocks = device.median;
+    row.device_min = device.fewest;
+    row.device_max = device.most;
+    unsigned int code = 0;
+    CUDA_CHECK(cudaMemcpy(&code, run.device_error, sizeof(code), cudaMemcpyDeviceToHost));
+    if (code != 0) throw std::runtime_error("resident blocks: " + describe_device_error(code, 0));
+    return row;
+}
 }  // namespace
 
 LaunchCosts measure_launch_costs(unsigned int blocks, unsigned int* device_error) {
@@ -130,6 +308,44 @@ LaunchCosts measure_launch_costs(unsigned int blocks, unsigned int* device_error
     };
     costs.device_fan_out = per_launch_us(fan(kFanOut), fan(1), kFanOut);
     return costs;
+}
+
+std::vector<ResidentBlocks> measure_resident_blocks(const Key* keys, Key* scratch, std::size_t count,
+                                                    unsigned int* device_error) {
+    if (count == 0 || count > kMaxKeys) throw std::invalid_argument("measure_resident_blocks: 1 to 2^31 keys");
+    cl::DeviceBuffer<PartitionCounters> counters(1, "resident blocks: counters");
+    cl::DeviceBuffer<unsigned int> now(kSmSlots, "resident blocks: blocks on each SM");
+    cl::DeviceBuffer<unsigned int> peak(kSmSlots, "resident blocks: most blocks on each SM");
+    const ProbeRun run{keys, scratch, Segment{0U, static_cast<unsigned int>(count)}, counters.data(),
+                       SmCounts{now.data(), peak.data()}, device_error};
+    constexpr int kMostShared = cudaSharedmemCarveoutMaxShared;
+    const auto shape = [](int threads, unsigned int keys) {
+        return std::to_string(threads) + " x " + std::to_string(keys) + " keys";
+    };
+    std::vector<ResidentBlocks> rows;
+    constexpr bool kStatic = false;
+    constexpr bool kDynamic = true;
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic>(
+        shape(kPartitionThreads, kKeysPerThread) + ", static (the sorting steps)", run));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic, kMostShared>(
+        "the same, carveout: most shared memory", run));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic>(
+        "the same, the parent holding 48 KiB", run, ProbeParent::holding_shared));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic>(
+        "the same, the parent a block per SM holding 120 KiB", run, ProbeParent::block_per_sm));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic>(
+        "the same, after a grid with the most shared memory", run, ProbeParent::primed));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kDynamic>(
+        shape(kPartitionThreads, kKeysPerThread) + ", dynamic", run));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kDynamic, kMostShared>(
+        "the same, carveout: most shared memory", run));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread / 2, kStatic>(
+        shape(kPartitionThreads, kKeysPerThread / 2) + ", static (half the shared memory)", run));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread / 4, kStatic>(
+        shape(kPartitionThreads, kKeysPerThread / 4) + ", static (a quarter of it)", run));
+    rows.push_back(probe_variant<512, kTileKeys / 512, kStatic>(shape(512, kTileKeys / 512) + ", static", run));
+    rows.push_back(probe_variant<1024, kTileKeys / 1024, kStatic>(shape(1024, kTileKeys / 1024) + ", static", run));
+    return rows;
 }
 
 // CUB's calling convention: the first call, with no storage, only says how much it needs.

@@ -54,25 +54,16 @@ void host_driven_quicksort([[maybe_unused]] Key* keys, [[maybe_unused]] std::siz
     // other buffer (keys and workspace.scratch take turns). Segments of at most kLeafKeys keys are
     // listed as leaves, with the buffer their keys are in, and sorted at the end by one launch of
     // sort_leaves_kernel<kLeafThreads>, a block per leaf. Must hold: each grid of a level has
-    // counters of its own from workspace.counters, zeroed before it starts; at most
+    // counters of its own from workspace.counters, zeroed before it starts, at most
     // workspace.counter_capacity segments in a level and workspace.leaf_capacity leaves
-    // (std::length_error beyond); every runtime call in CUDA_CHECK(...), every launch followed by
-    // CUDA_CHECK_LAUNCH(). Lab sheet: README.md, section 1.
-    // HINT(step 1): keep a std::vector<Segment> level, first {{0, count}}, a std::vector<Leaf>
-    // HINT(step 1): leaves, and a flag in_scratch (false: this level's keys are in `keys`). While
-    // HINT(step 1): the level is not empty:
-    // HINT(step 1): - src = the buffer holding this level's keys (workspace.scratch or keys), dst =
-    // HINT(step 1):   the other;
-    // HINT(step 1): - each segment of at most kLeafKeys keys becomes a leaf {begin, count,
-    // HINT(step 1):   in_scratch ? 1 : 0}; the others are partitioned (stop when there are none);
-    // HINT(step 1): - zero their counters with cudaMemset(workspace.counters, 0, ...), then launch
-    // HINT(step 1):   one partition_kernel<kPartitionThreads> per segment, tiles_of(segment.count)
-    // HINT(step 1):   blocks of kPartitionThreads threads, with counters workspace.counters + i;
-    // HINT(step 1): - one cudaMemcpy of all the counters to the host;
-    // HINT(step 1): - the next level: {begin, less} and {begin + count - greater, greater} of each
-    // HINT(step 1):   segment, the empty ones left out; flip in_scratch.
-    // HINT(step 1): Finally, if there are leaves, cudaMemcpy them to workspace.leaves and launch
-    // HINT(step 1): sort_leaves_kernel<kLeafThreads> on (keys, workspace.scratch, workspace.leaves).
+    // (std::length_error beyond), every runtime call in CUDA_CHECK(...), and every launch followed
+    // by CUDA_CHECK_LAUNCH(). Lab sheet: README.md, section 1.
+    // HINT(step 1): what does the host need to keep from one level to the next: the segments, the
+    // HINT(step 1): leaves found so far, and which buffer holds this level's keys?
+    // HINT(step 1): which counter record does segment i of a level use, what must it hold before the
+    // HINT(step 1): launch, and how many blocks (tiles_of) does its grid need?
+    // HINT(step 1): after the copy back, where in a segment does each half begin, given the numbers
+    // HINT(step 1): of keys below and above the pivot?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -86,14 +77,13 @@ __device__ void hand_on_halves([[maybe_unused]] Segment segment, [[maybe_unused]
                                [[maybe_unused]] const Key* dst, [[maybe_unused]] const Level& next,
                                [[maybe_unused]] bool may_split, [[maybe_unused]] const SortWorkspace& workspace) {
     // TODO(step 2): hand on each non-empty half of `segment` (the outcome.less keys below the
-    // pivot at its front, the outcome.greater keys above it at its back; their keys are in dst
-    // now): a half of more than kLeafKeys keys goes to the next level's table `next` when
-    // may_split, with the given push_segment<kThreads> (every thread of the block calls it, with
-    // the same half); any other half is listed as a leaf, once, with the given push_leaf.
+    // pivot at its front, the outcome.greater keys above it at its back, their keys in dst now):
+    // a half of more than kLeafKeys keys goes to the next level's table `next` when may_split,
+    // with the given push_segment<kThreads> (every thread of the block calls it, with the same
+    // half), and any other half is listed as a leaf, once, with the given push_leaf.
     // Lab sheet: README.md, section 2.
-    // HINT(step 2): the halves are {segment.begin, outcome.less} and
-    // HINT(step 2): {segment.begin + segment.count - outcome.greater, outcome.greater};
-    // HINT(step 2): thread 0 alone calls push_leaf(half, dst == workspace.scratch, workspace).
+    // HINT(step 2): where does each half begin, and which threads may call push_leaf if the leaf is
+    // HINT(step 2): to be listed once? Which buffer are the half's keys in?
 }
 
 // Slow before: a launch per segment, issued one by one by the host (question 1.2: where does
@@ -104,12 +94,10 @@ __global__ void __launch_bounds__(kThreads) partition_level_kernel(const Key* sr
                                                                    SortWorkspace workspace) {
     // TODO(step 2): one grid partitions every segment of `level` from src into dst: each block
     // works on the tile of a segment that the level's tile map gives it (the given find_tile), with
-    // the given partition_tile on that segment's counters; the last block of each segment hands on
-    // its halves (hand_on_halves, above). Lab sheet: README.md, section 2.
-    // HINT(step 2): tile = find_tile(level, workspace); outcome = partition_tile<kThreads>(src, dst,
-    // HINT(step 2): keys, tile.segment, tile.tile, tile.tiles, &tile.record->counters); if
-    // HINT(step 2): outcome.last_block: hand_on_halves<kThreads>(tile.segment, outcome, dst, next,
-    // HINT(step 2): may_split, workspace).
+    // the given partition_tile on that segment's counters, and the last block of each segment hands
+    // on its halves (hand_on_halves, above). Lab sheet: README.md, section 2.
+    // HINT(step 2): three given functions and one of yours, in order. Which of them does every
+    // HINT(step 2): block call, and which only the last block of a segment?
 }
 
 // Level by level, from the host. The launcher has seeded levels[0] (the whole array, `first`
@@ -119,24 +107,14 @@ void host_batched_quicksort([[maybe_unused]] Key* keys, [[maybe_unused]] SortWor
     // TODO(step 2): sort from the host with one partition_level_kernel<kPartitionThreads> grid per
     // level, one block per tile of the level, from level 0 in workspace.levels[0] (`first` is its
     // size: no tiles when the launcher listed the array as a leaf) to the first level without
-    // tiles. Must hold: the next level's table is empty before a level's grid starts; the host
-    // learns the next level's size (its LevelTotals) by copying it back, one round trip per level;
-    // the two level tables take turns, and so do the two buffers, as in step 1. Then the listed
+    // tiles. Must hold: the next level's table is empty before a level's grid starts, the host
+    // learns the next level's size (its LevelTotals) by copying it back, one round trip per level,
+    // and the two level tables take turns, as do the two buffers, as in step 1. Then the listed
     // leaves (workspace.leaf_count of them, at most workspace.leaf_capacity) are sorted by one
     // launch, as in step 1. Every runtime call in CUDA_CHECK(...), every launch followed by
     // CUDA_CHECK_LAUNCH(). Lab sheet: README.md, section 2.
-    // HINT(step 2): level = workspace.levels[0], next = workspace.levels[1], totals = first, and
-    // HINT(step 2): in_scratch = false. While tiles_of(totals) > 0:
-    // HINT(step 2): - src and dst as in step 1;
-    // HINT(step 2): - empty the next table: cudaMemsetAsync(next.totals, 0, sizeof(LevelTotals));
-    // HINT(step 2): - launch partition_level_kernel<kPartitionThreads> with tiles_of(totals)
-    // HINT(step 2):   blocks of kPartitionThreads threads on (src, dst, keys, level, next, true,
-    // HINT(step 2):   workspace);
-    // HINT(step 2): - cudaMemcpy the next level's totals (*next.totals) into `totals`;
-    // HINT(step 2): - std::swap(level, next) and flip in_scratch.
-    // HINT(step 2): Then cudaMemcpy *workspace.leaf_count to the host, keep at most
-    // HINT(step 2): workspace.leaf_capacity, and if there are any, launch
-    // HINT(step 2): sort_leaves_kernel<kLeafThreads> with one block per leaf.
+    // HINT(step 2): what does one level cost the host: which memset, which launch, which copy back?
+    // HINT(step 2): what tells the host how many blocks the next level's grid needs, and when to stop?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -156,22 +134,17 @@ __global__ void __launch_bounds__(kThreads) quicksort_device_launched_kernel(Key
                                                                              Segment segment,
                                                                              PartitionCounters* counters,
                                                                              SortWorkspace workspace) {
-    // TODO(step 3): this block's share of the partition of `segment`, as in step 1; then one
+    // TODO(step 3): this block's share of the partition of `segment`, as in step 1, and then one
     // thread of the partition's last block launches a grid for each non-empty half, into
     // cudaStreamFireAndForget: a half of at most kLeafKeys keys is sorted into keys by a
-    // leaf_kernel<kLeafThreads> of one block; a larger one is partitioned by this kernel, one
+    // leaf_kernel<kLeafThreads> of one block, a larger one is partitioned by this kernel, one
     // block per tile, with counters of its own from the given take_counters (nullptr: none left,
-    // already recorded: launch nothing more), reading the half from dst and writing into src.
+    // already recorded, launch nothing more), reading the half from dst and writing into src.
     // Every device launch is followed by check_child_launch(workspace.device_error). Nothing waits
     // for a child: CDP2 has no cudaDeviceSynchronize() on the device. Lab sheet: README.md,
     // section 3.
-    // HINT(step 3): outcome = partition_segment<kThreads>(src, dst, keys, segment, counters,
-    // HINT(step 3): workspace); only the last block's thread 0 goes on, over the halves of step 2:
-    // HINT(step 3): - at most kLeafKeys keys: leaf_kernel<kLeafThreads><<<1, kLeafThreads, 0,
-    // HINT(step 3):   cudaStreamFireAndForget>>>(dst, keys, half);
-    // HINT(step 3): - more: child = take_counters(workspace) (return if nullptr), then this kernel
-    // HINT(step 3):   again with tiles_of(half.count) blocks, into cudaStreamFireAndForget, on (dst,
-    // HINT(step 3):   src, keys, half, child, workspace).
+    // HINT(step 3): which block, and which thread of it, has seen every block's keys when the
+    // HINT(step 3): partition ends (the sheet's hint)? The halves are step 2's.
 }
 
 // ---------------------------------------------------------------------------------------
@@ -187,20 +160,15 @@ __global__ void __launch_bounds__(kThreads) quicksort_bounded_kernel(Key* src, K
     // TODO(step 4): step 3's sort, with no grid for a small half and none nested past the depth
     // limit. After this block's share of the partition, the partition's last block launches, from
     // one thread and only while depth + 1 < workspace.depth_limit, this kernel (at depth + 1) for
-    // each half of more than kLeafKeys keys, as step 3 does; then the whole block sorts each
+    // each half of more than kLeafKeys keys, as step 3 does. Then the whole block sorts each
     // non-empty half of at most kLeafKeys keys into keys itself (the given sort_leaf), and, where
     // it may not launch, each larger half too (the given sort_segment_in_place). Must hold: the
     // sorts have barriers, so every thread of the block takes the same branches to them, and
     // thread 0 joins them even when take_counters fails (break, not return). Lab sheet: README.md,
     // section 4.
-    // HINT(step 4): outcome = partition_segment<kThreads>(...); only the last block goes on. With
-    // HINT(step 4): may_launch = depth + 1 < workspace.depth_limit:
-    // HINT(step 4): - first, thread 0 alone, if may_launch: for each half of more than kLeafKeys
-    // HINT(step 4):   keys, take_counters (on nullptr: break) and launch this kernel on it as in
-    // HINT(step 4):   step 3, with depth + 1; check_child_launch;
-    // HINT(step 4): - then every thread, for each non-empty half: at most kLeafKeys keys:
-    // HINT(step 4):   sort_leaf<kThreads>(dst, keys, half); more and !may_launch:
-    // HINT(step 4):   sort_segment_in_place<kThreads>(dst, keys, half).
+    // HINT(step 4): which part of the work is one thread's (the launches), and which the whole
+    // HINT(step 4): block's (the sorts)? Does every thread of the block agree on each branch that
+    // HINT(step 4): leads to a sort, and what does thread 0 do after a failed take_counters?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -223,16 +191,9 @@ __global__ void __launch_bounds__(1) level_driver_kernel(Key* src, Key* dst, Key
     // sort_leaves_kernel<kLeafThreads>, a block per leaf, into cudaStreamFireAndForget. Every
     // device launch is followed by check_child_launch(workspace.device_error). Lab sheet:
     // README.md, section 5.
-    // HINT(step 5): totals = read_totals(level).
-    // HINT(step 5): - tiles_of(totals) == 0: if leaves = leaves_listed(workspace) > 0, launch
-    // HINT(step 5):   sort_leaves_kernel<kLeafThreads> with one block per leaf into
-    // HINT(step 5):   cudaStreamFireAndForget on (keys, workspace.scratch, workspace.leaves); return;
-    // HINT(step 5): - else *next.totals = LevelTotals{} (before the launch, so that the grid sees
-    // HINT(step 5):   it), then partition_level_kernel<kThreads> with tiles_of(totals) blocks of
-    // HINT(step 5):   kThreads threads into cudaStreamFireAndForget on (src, dst, keys, level, next,
-    // HINT(step 5):   depth + 1 < workspace.depth_limit, workspace);
-    // HINT(step 5): - and this kernel, <<<1, 1, 0, cudaStreamTailLaunch>>>, on (dst, src, keys,
-    // HINT(step 5):   next, level, depth + 1, workspace).
+    // HINT(step 5): the driver does what one trip of step 2's host loop did. What replaces the
+    // HINT(step 5): host's memset of the next table, and why must it come before the level's launch?
+    // HINT(step 5): which stream gives the next driver the ordering the host got from its copy back?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -257,15 +218,16 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads) mariani_silver_kernel(Image image, Rect parent, int depth,
                                                                   unsigned int* device_error) {
     // TODO(step 6): (open step: your design) as fast as you can: every pixel (x, y) of the image
-    // gets its dwell, pixel_dwell(image, x, y), in image.dwell[y * image.width + x] (the brute
-    // force's image: at most 1 pixel in 100 000 may differ, as a method that trusts borders allows;
-    // none may be left unwritten). The launcher starts this kernel from the host on a grid of
+    // gets its dwell, pixel_dwell(image, x, y), in image.dwell at y * image.width + x (the brute
+    // force's image: at most 1 pixel in 100 000 may differ, as a method that trusts borders allows,
+    // and none may be left unwritten). The launcher starts this kernel from the host on a grid of
     // blocks_for(width, kMsInitialSide) x blocks_for(height, kMsInitialSide) blocks of kThreads
     // threads, with parent = the whole image and depth 0. What it launches from the device, on
-    // which parent and depth, is yours: each device launch into cudaStreamFireAndForget or
-    // cudaStreamTailLaunch and followed by check_child_launch(device_error); grids nested at most
-    // 24 deep; at most 1 + kMsSubdivisions * kMsSubdivisions device-launched grids pending per
-    // block of the first grid (the slots the launcher reserves, pending_launches_needed).
+    // which parent and depth, is yours. Must hold: each device launch goes into
+    // cudaStreamFireAndForget or cudaStreamTailLaunch and is followed by
+    // check_child_launch(device_error), grids nest at most 24 deep, and at most
+    // 1 + kMsSubdivisions * kMsSubdivisions device-launched grids are pending per block of the
+    // first grid (the slots the launcher reserves, pending_launches_needed).
     // Lab sheet: README.md, section 6.
 }
 

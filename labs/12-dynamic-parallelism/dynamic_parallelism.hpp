@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dynamic_parallelism {
 
@@ -237,6 +238,31 @@ struct LaunchCosts {
 /// Measures them now (the pending-launch limit in force is the one the last launcher set).
 /// `device_error` is one unsigned int of device memory, zero; throws if a device launch failed.
 LaunchCosts measure_launch_costs(unsigned int blocks, unsigned int* device_error);
+
+// ---------------------------------------------------------------------------------------
+// How many blocks of a partition grid an SM holds (baselines.cu, given): the harness's fourth table.
+// ---------------------------------------------------------------------------------------
+
+/// One way to run a partition grid over the whole key array, launched by the host and by a kernel
+/// of one thread (fire-and-forget): the blocks each SM held at once, and the grid's time.
+struct ResidentBlocks {
+    std::string variant;             ///< threads x keys per block, where its shared memory is, the carveout
+    int threads = 0;                 ///< per block
+    int registers = 0;               ///< per thread
+    unsigned int shared_bytes = 0;   ///< per block, static and dynamic
+    double host_blocks = 0;          ///< blocks resident on one SM at once, median over the SMs: host launch
+    double device_blocks = 0;        ///< the same, the grid launched by a kernel of one thread
+    unsigned int device_min = 0;     ///< the fewest and most any SM held, device launch
+    unsigned int device_max = 0;
+    double host_ms = 0;              ///< the grid's time (median): host launch
+    double device_ms = 0;            ///< from the parent's launch to its completion, the grid included
+};
+
+/// Measures every variant now, each block counting itself on its SM (%smid) with atomics: the
+/// partition of count keys from `keys` (read only) into `scratch`, one tile per block.
+/// `device_error` is one unsigned int of device memory, zero; throws if a device launch failed.
+std::vector<ResidentBlocks> measure_resident_blocks(const Key* keys, Key* scratch, std::size_t count,
+                                                    unsigned int* device_error);
 
 // ---------------------------------------------------------------------------------------
 // Errors that happen on the device.

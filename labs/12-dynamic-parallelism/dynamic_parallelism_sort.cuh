@@ -56,7 +56,7 @@ __device__ Key sample_pivot(const Key* src, Segment segment) {
 }
 
 // One block's share of a three-way partition of `segment` from src into dst: tile `tile` (keys
-// tile * kTileKeys onward) of the segment's `tiles` tiles. Keys below the pivot go to the front of
+// tile * kThreads * kKeys onward) of the segment's `tiles` tiles. Keys below the pivot go to the front of
 // the segment, keys above it to the back; keys equal to it are not moved at all: they are all the
 // same value, so the last block writes that value into the middle of `keys`, the final array,
 // where they belong. Every key equal to the pivot is finished after one partition: all-equal keys
@@ -67,30 +67,44 @@ __device__ Key sample_pivot(const Key* src, Segment segment) {
 // although every key moves somewhere else. Then it takes a ticket (lab 07's last-block pattern):
 // the block with the last ticket reads the totals. Every thread of the block must call it; the
 // outcome comes back in every thread, with last_block true in one block per segment.
-template <int kThreads>
-__device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, Segment segment, unsigned int tile,
-                                           unsigned int tiles, PartitionCounters* counters) {
-    static_assert(kThreads * kKeysPerThread == static_cast<int>(kTileKeys), "a block covers kTileKeys keys");
+// A tile is kThreads x kKeys keys (kTileKeys for the sorting steps, whatever kThreads is; the
+// resident-blocks probe of baselines.cu also tries smaller tiles), and `shared` is the block's
+// shared memory for it: static in the sorting steps (the overload below), dynamic in the probe.
+template <int kThreads, int kKeys = static_cast<int>(kTileKeys) / kThreads>
+struct PartitionShared {
+    static_assert(kThreads % kWarpSize == 0 && kKeys >= 1, "whole warps, at least one key per thread");
+    static_assert(kThreads * kKeys < (1 << 16), "the two counts are packed in 16 bits each");
     using BlockScan = cub::BlockScan<unsigned int, kThreads>;
     // The scan's scratch space and the gathered keys are never needed at the same time.
-    __shared__ union {
+    union {
         typename BlockScan::TempStorage scan;
-        Key gathered[kTileKeys];
-    } shared;
-    __shared__ unsigned int less_base;
-    __shared__ unsigned int greater_base;
-    __shared__ bool is_last;
+        Key gathered[kThreads * kKeys];
+    } work;
+    unsigned int less_base;
+    unsigned int greater_base;
+    bool is_last;
+};
+
+template <int kThreads, int kKeys>
+__device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, Segment segment, unsigned int tile,
+                                           unsigned int tiles, PartitionCounters* counters,
+                                           PartitionShared<kThreads, kKeys>& shared) {
+    using BlockScan = typename PartitionShared<kThreads, kKeys>::BlockScan;
+    constexpr unsigned int kTile = kThreads * kKeys;
+    unsigned int& less_base = shared.less_base;
+    unsigned int& greater_base = shared.greater_base;
+    bool& is_last = shared.is_last;
 
     const Key pivot = sample_pivot<kThreads>(src, segment);
 
     // Load the block's tile, kThreads apart (coalesced), and count each side. Positions past the
     // end hold the pivot: they count for neither side and are never written.
-    const unsigned int first = tile * kTileKeys;
-    Key items[kKeysPerThread];
+    const unsigned int first = tile * kTile;
+    Key items[kKeys];
     unsigned int less = 0;
     unsigned int greater = 0;
 #pragma unroll
-    for (int k = 0; k < kKeysPerThread; ++k) {
+    for (int k = 0; k < kKeys; ++k) {
         const unsigned int i = first + static_cast<unsigned int>(k * kThreads) + threadIdx.x;
         items[k] = i < segment.count ? src[segment.begin + i] : pivot;
         less += items[k] < pivot ? 1U : 0U;
@@ -101,7 +115,7 @@ __device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, 
     // packed as less + (greater << 16).
     unsigned int offsets = 0;
     unsigned int totals = 0;
-    BlockScan(shared.scan).ExclusiveSum(less | (greater << 16), offsets, totals);
+    BlockScan(shared.work.scan).ExclusiveSum(less | (greater << 16), offsets, totals);
     const unsigned int block_less = totals & 0xFFFFU;
     const unsigned int block_greater = totals >> 16;
     if (threadIdx.x == 0) {
@@ -114,11 +128,11 @@ __device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, 
     unsigned int less_at = offsets & 0xFFFFU;
     unsigned int greater_at = block_less + (offsets >> 16);
 #pragma unroll
-    for (int k = 0; k < kKeysPerThread; ++k) {
+    for (int k = 0; k < kKeys; ++k) {
         if (items[k] < pivot) {
-            shared.gathered[less_at++] = items[k];
+            shared.work.gathered[less_at++] = items[k];
         } else if (items[k] > pivot) {
-            shared.gathered[greater_at++] = items[k];
+            shared.work.gathered[greater_at++] = items[k];
         }
     }
     __syncthreads();
@@ -126,7 +140,7 @@ __device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, 
     const unsigned int less_to = segment.begin + less_base;
     const unsigned int greater_to = segment.begin + segment.count - greater_base - block_greater;
     for (unsigned int i = threadIdx.x; i < block_less + block_greater; i += kThreads) {
-        dst[i < block_less ? less_to + i : greater_to + (i - block_less)] = shared.gathered[i];
+        dst[i < block_less ? less_to + i : greater_to + (i - block_less)] = shared.work.gathered[i];
     }
 
     // Release: this thread's keys are visible on the whole GPU before the block's ticket is.
@@ -146,6 +160,15 @@ __device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, 
     const unsigned int middle_end = segment.begin + segment.count - total_greater;
     for (unsigned int i = segment.begin + total_less + threadIdx.x; i < middle_end; i += kThreads) keys[i] = pivot;
     return {true, total_less, total_greater};
+}
+
+// The same with the block's shared memory declared here (static): what the sorting steps call.
+template <int kThreads>
+__device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, Segment segment, unsigned int tile,
+                                           unsigned int tiles, PartitionCounters* counters) {
+    static_assert(kTileKeys % kThreads == 0, "a block covers kTileKeys keys: kThreads must divide kTileKeys");
+    __shared__ PartitionShared<kThreads> shared;
+    return partition_tile(src, dst, keys, segment, tile, tiles, counters, shared);
 }
 
 // A grid that partitions one segment (steps 1, 3 and 4): block b takes tile b; gridDim.x must be

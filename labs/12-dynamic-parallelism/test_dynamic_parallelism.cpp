@@ -4,7 +4,9 @@
 // 5 also with a depth limit low enough that their fallback runs; the Mariani-Silver image compared
 // with the brute-force image. Then the perf tables: 2^24 keys, every step beside the batched
 // host-driven step 2 and CUB's radix sort; and the Mandelbrot set beside the brute-force kernel.
-// A launch that fails on the device is reported by name, with its likely cause.
+// A launch that fails on the device is reported by name, with its likely cause. Every timed run
+// of the two tables computes on inputs of its own (the main set, a second set, or fresh ones drawn
+// from the seed: refill.hpp): keys written into the same key array, a view of the set.
 #include "dynamic_parallelism.hpp"
 
 #include "buffers.hpp"
@@ -12,6 +14,7 @@
 #include "harness.hpp"
 #include "options.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -156,7 +160,9 @@ void throw_if_device_error(const cl::DeviceBuffer<unsigned int>& device_error, u
 }
 
 // The keys, their pristine copies (one or two input sets), the expected output and the
-// workspace of one sort problem, all allocated once.
+// workspace of one sort problem, all allocated once. The sort works in place: before every run the
+// keys of the input set loaded last are written into the key array again (reset), and the timed
+// runs load their own (load): a pristine set, or fresh uniform keys drawn from the seed.
 class SortProblem {
 public:
     SortProblem(std::size_t count, Input input, int sets)
@@ -234,19 +240,37 @@ public:
         expected_[static_cast<std::size_t>(set)] = std::move(sorted);
     }
 
-    void use_inputs(int set) { set_ = set; }
+    /// Writes the keys of `draw` into the key array (TimedStep::refill): the pristine keys of input
+    /// set 0 or 1, or fresh keys of the uniform kind (the only one timed on several sets).
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            if (draw >= pristine_.size()) throw std::logic_error("load(): this problem has no second input set");
+            set_ = static_cast<int>(draw);
+        } else {
+            if (input_kind_ != Input::uniform) throw std::logic_error("load(): fresh keys are uniform keys");
+            set_ = -1;
+            fresh_draw_ = draw;
+        }
+        write_keys();
+    }
     void clear_device_error() { CUDA_CHECK(cudaMemset(device_error_.data(), 0, sizeof(unsigned int))); }
 
     // Before every run: the unsorted keys again (the sort is in place), and a poisoned scratch
     // buffer, so that no run profits from what an earlier run left there.
     void reset() {
-        if (count_ == 0) return;
-        CUDA_CHECK(cudaMemcpy(keys_.data(), pristine(set_), keys_.bytes(), cudaMemcpyDeviceToDevice));
+        write_keys();
         scratch_.poison();
     }
     void run(const dp::SortStep& step) { step.launch(keys_.data(), count_, workspace_); }
 
+    /// Records the sorted keys for the grader (TimedStep::dump_outputs): a sorted array of given
+    /// keys is unique, so every correct sort writes the same one.
+    void dump_outputs() const {
+        cl::dump_device_outputs(std::span<const dp::Key>(keys_.data(), count_), {0.0, 0.0});
+    }
+
     cl::Comparison verify() {
+        if (set_ < 0) throw std::logic_error("verify(): fresh keys have no reference in this process");
         throw_if_device_error(device_error_, workspace_.pending_launch_limit, label());
         if (count_ > 0) CUDA_CHECK(cudaMemcpy(result_.data(), keys_.data(), keys_.bytes(), cudaMemcpyDeviceToHost));
         const std::span<const dp::Key> got(result_.data(), count_);
@@ -270,16 +294,30 @@ public:
         return cl::compare(std::span<const dp::Key>(want), got, cl::Tolerance::exact(), label());
     }
 
-    cl::TimedStep timed(const dp::SortStep& step, bool two_sets) {
+    /// The timed runs of `step` on this problem (two input sets and fresh keys: uniform keys only).
+    cl::TimedStep timed(const dp::SortStep& step) {
         cl::TimedStep timed;
         timed.reset = [this] { reset(); };
         timed.run = [this, &step] { run(step); };
         timed.verify = [this] { return verify(); };
-        if (two_sets) timed.use_inputs = [this](int set) { use_inputs(set); };
+        timed.refill = [this](std::uint64_t draw) { load(draw); };
+        timed.dump_outputs = [this] { dump_outputs(); };
         return timed;
     }
 
 private:
+    // The keys of the input set loaded last, into the key array: a pristine copy, or the fresh
+    // draw's keys, uniform over the 32-bit range like make_keys's.
+    void write_keys() {
+        if (count_ == 0) return;
+        if (set_ >= 0) {
+            CUDA_CHECK(cudaMemcpy(keys_.data(), pristine(set_), keys_.bytes(), cudaMemcpyDeviceToDevice));
+        } else {
+            cl::fill_uniform_device(std::span<dp::Key>(keys_.data(), count_), cl::fresh_key("perf keys", fresh_draw_),
+                                    0U, std::numeric_limits<dp::Key>::max());
+        }
+    }
+
     std::size_t count_;
     Input input_kind_;
     std::vector<std::vector<dp::Key>> inputs_;
@@ -298,7 +336,8 @@ private:
     cl::DeviceBuffer<unsigned int> device_error_;
     cl::PinnedBuffer<dp::Key> result_;
     dp::SortWorkspace workspace_;
-    int set_ = 0;
+    int set_ = 0;                    // the input set loaded last: 0, 1, or -1 (a fresh draw)
+    std::uint64_t fresh_draw_ = 0;  // the fresh draw, when set_ is -1
 };
 
 // ---------------------------------------------------------------------------------------
@@ -322,6 +361,21 @@ constexpr int kPerfMaxDwell = 1024;
 // The whole set, and (the second input set) a detailed window of its boundary.
 dp::View whole_set(int width, int height) { return {-2.0F, -1.25F, 2.5F / width, 2.5F / height}; }
 dp::View seahorse_valley(int width, int height) { return {-0.80F, 0.05F, 0.10F / width, 0.10F / height}; }
+
+// A fresh view (TimedStep::refill): the whole set moved by up to 1% of the view's width and height
+// and zoomed by up to 1%, from the seed and the draw. Every pixel's point c differs from the main
+// view's, and so do the dwells all along the set's boundary, while the picture (and the work)
+// stays that of the whole set.
+dp::View fresh_view(int width, int height, std::uint64_t draw) {
+    constexpr float kChange = 0.01F;
+    float change[3] = {0.0F, 0.0F, 0.0F};  // x, y, zoom, each in [-1, 1)
+    cl::fill_uniform_host(std::span<float>(change), cl::fresh_key("mandelbrot view", draw), -1.0F, 1.0F);
+    const dp::View whole = whole_set(width, height);
+    const float zoom = 1.0F + kChange * change[2];
+    return {whole.x_min + kChange * whole.pixel_width * static_cast<float>(width) * change[0],
+            whole.y_min + kChange * whole.pixel_height * static_cast<float>(height) * change[1],
+            whole.pixel_width * zoom, whole.pixel_height * zoom};
+}
 
 // Mariani-Silver trusts a border: a filament of the set thinner than a pixel can pass between
 // two border pixels, and then the inside is filled with the border's dwell where the brute force
@@ -354,11 +408,21 @@ public:
     std::size_t pixels() const { return pixels_; }
     std::string label() const {
         return fmt::format("for {} x {} pixels, max dwell {}{}", width_, height_, max_dwell_,
-                           view_ == 0 ? "" : ", seahorse valley");
+                           view_ == 0 ? "" : view_ == 1 ? ", seahorse valley" : ", a fresh view");
     }
-    dp::Image image() { return image_of(image_.data(), views_[static_cast<std::size_t>(view_)], max_dwell_); }
+    dp::Image image() { return image_of(image_.data(), loaded_view(), max_dwell_); }
     dp::MandelbrotWorkspace& workspace() { return workspace_; }
-    void use_inputs(int view) { view_ = view; }
+    /// Switches to the view of `draw` (TimedStep::refill): the whole set, seahorse valley, or a
+    /// fresh view. The view is the step's whole input: it reaches the kernel in its arguments.
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            if (draw >= views_.size()) throw std::logic_error("load(): this problem has no second view");
+            view_ = static_cast<int>(draw);
+        } else {
+            fresh_view_ = fresh_view(width_, height_, draw);
+            view_ = -1;
+        }
+    }
     void reset() { image_.poison(); }
     void run(const dp::MandelbrotStep& step) {
         workspace_.device_error = device_error_.data();
@@ -366,24 +430,17 @@ public:
     }
 
     cl::Comparison verify() {
+        if (view_ < 0) throw std::logic_error("verify(): a fresh view has no reference in this process");
         throw_if_device_error(device_error_, workspace_.pending_launch_limit, label());
         CUDA_CHECK(cudaMemcpy(result_.data(), image_.data(), image_.bytes(), cudaMemcpyDeviceToHost));
         const std::vector<int>& want = expected_[static_cast<std::size_t>(view_)];
         const std::size_t allowed = pixels_ / kPixelsPerAllowedMismatch;
         // The common case first, fast (the perf image has 67 million pixels): few mismatches, none unwritten.
-        std::size_t mismatches = 0;
-        bool unwritten = false;
-        for (std::size_t i = 0; i < pixels_; ++i) {
-            if (result_[i] != want[i]) {
-                ++mismatches;
-                unwritten = unwritten || result_[i] == -1;  // the poison: every byte 0xFF
-            }
-        }
-        if (!unwritten && mismatches <= allowed) {
-            cl::Comparison close_enough;
-            close_enough.count = pixels_;
-            close_enough.context = label();
-            return close_enough;
+        if (close_enough(want.data())) {
+            cl::Comparison accepted;
+            accepted.count = pixels_;
+            accepted.context = label();
+            return accepted;
         }
         cl::Comparison comparison = cl::compare(std::span<const int>(want), std::span<const int>(result_.data(), pixels_),
                                                 cl::Tolerance::exact(),
@@ -394,16 +451,54 @@ public:
         return comparison;
     }
 
-    cl::TimedStep timed(const dp::MandelbrotStep& step, bool two_views) {
+    /// Records the image for the grader (TimedStep::dump_outputs), in a form every correct step
+    /// gives. Correct images differ: each may differ from the brute-force image in up to 1 pixel in
+    /// 100 000, and which pixels depends on the design (where its borders lie). So an image that
+    /// verify() would accept (no launch failed, none unwritten, few enough pixels off the
+    /// brute-force image of its view, computed here with the same pixel_dwell) is recorded as that
+    /// brute-force image, exactly; any other image as it is, which then differs from the reference
+    /// solution's record.
+    void dump_outputs() {
+        if (!brute_force_) brute_force_.emplace(pixels_, "brute-force image (for the grader)");
+        if (brute_force_host_.size() != pixels_) brute_force_host_.resize(pixels_);
+        dp::mandelbrot_brute_force(image_of(brute_force_->data(), loaded_view(), max_dwell_));
+        brute_force_->download(brute_force_host_);
+        CUDA_CHECK(cudaMemcpy(result_.data(), image_.data(), image_.bytes(), cudaMemcpyDeviceToHost));
+        const bool accepted = device_error_.to_host()[0] == 0 && close_enough(brute_force_host_.data());
+        const int* recorded = accepted ? brute_force_->data() : image_.data();
+        cl::dump_device_outputs(std::span<const int>(recorded, pixels_), {0.0, 0.0});
+    }
+
+    /// The timed runs of `step` (the perf image: two views and fresh ones).
+    cl::TimedStep timed(const dp::MandelbrotStep& step) {
         cl::TimedStep timed;
         timed.reset = [this] { reset(); };
         timed.run = [this, &step] { run(step); };
         timed.verify = [this] { return verify(); };
-        if (two_views) timed.use_inputs = [this](int view) { use_inputs(view); };
+        timed.refill = [this](std::uint64_t draw) { load(draw); };
+        timed.dump_outputs = [this] { dump_outputs(); };
         return timed;
     }
 
 private:
+    const dp::View& loaded_view() const {
+        return view_ >= 0 ? views_[static_cast<std::size_t>(view_)] : fresh_view_;
+    }
+
+    // Whether the image downloaded into result_ is close enough to `want` (pixels_ dwells): none
+    // unwritten, and at most 1 pixel in kPixelsPerAllowedMismatch different.
+    bool close_enough(const int* want) const {
+        std::size_t mismatches = 0;
+        bool unwritten = false;
+        for (std::size_t i = 0; i < pixels_; ++i) {
+            if (result_.data()[i] != want[i]) {
+                ++mismatches;
+                unwritten = unwritten || result_.data()[i] == -1;  // the poison: every byte 0xFF
+            }
+        }
+        return !unwritten && mismatches <= pixels_ / kPixelsPerAllowedMismatch;
+    }
+
     dp::Image image_of(int* data, const dp::View& view, int max_dwell) const {
         dp::Image image;
         image.dwell = data;
@@ -424,7 +519,10 @@ private:
     cl::DeviceBuffer<unsigned int> device_error_;
     cl::PinnedBuffer<int> result_;
     dp::MandelbrotWorkspace workspace_;
-    int view_ = 0;
+    int view_ = 0;  // the view loaded last: an index of views_, or -1 (fresh_view_)
+    dp::View fresh_view_;
+    std::optional<cl::DeviceBuffer<int>> brute_force_;  // dump_outputs: the brute force's image of the view
+    std::vector<int> brute_force_host_;
 };
 
 struct ImageSize {
@@ -543,6 +641,7 @@ TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
     std::vector<std::string> failures;
     double cub_uniform_ms = 0;
     double cpu_ms = 0;
+    std::vector<dp::ResidentBlocks> resident;
     for (std::size_t k = 0; k < kInputs.size(); ++k) {
         const Input input = kInputs[k];
         const bool uniform = input == Input::uniform;
@@ -577,7 +676,7 @@ TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
 
             for (std::size_t s = 0; s < dp::kSortSteps.size(); ++s) {
                 const auto& step = dp::kSortSteps[s];
-                uniform_records[s] = cl::time_step(info(step), problem.timed(step, true),
+                uniform_records[s] = cl::time_step(info(step), problem.timed(step),
                                                    static_cast<double>(kPerfKeys) * kMillions, *table, "Mkeys/s",
                                                    kDeviceTiming, column(input));
                 all_passed = all_passed && uniform_records[s].verdict.passed();
@@ -585,6 +684,13 @@ TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
                 grid_cells[s] =
                     uniform_records[s].verdict.passed() ? fmt::format("{}", problem.partition_grids()) : "-";
             }
+            // The resident-blocks probe (given): one partition grid over the same keys, as the
+            // sorting steps run it and in other shapes, launched by the host and by a kernel.
+            cl::DeviceBuffer<dp::Key> probe_scratch(kPerfKeys, "resident blocks: scratch");
+            cl::DeviceBuffer<unsigned int> probe_error(1, "resident blocks: device_error");
+            CUDA_CHECK(cudaMemset(probe_error.data(), 0, sizeof(unsigned int)));
+            resident = dp::measure_resident_blocks(problem.pristine(0), probe_scratch.data(), kPerfKeys,
+                                                   probe_error.data());
             continue;
         }
         cub_cells[k - 1] = fmt::format("{:.0f}", mkeys_per_second(kPerfKeys, cub_ms));
@@ -662,6 +768,18 @@ TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
                    best, best_rate, ratio_cell(best_rate, batched_rate), dp::kBatchedHostStep, cub_rate / best_rate);
     }
 
+    // --- how many blocks of a partition grid an SM holds: host launch and device launch ----------
+    fmt::print("\nresident blocks: one partition grid over the 2^24 uniform keys (a block per tile), launched by the "
+               "host and by a kernel of one thread (fire-and-forget); blocks an SM held at once (median over the "
+               "SMs; the device launch's fewest-most), and the grid's time\n");
+    fmt::print("{:<52} {:>7} {:>5} {:>6} {:>5} {:>7} {:>11} {:>8} {:>9}\n", "threads x keys per block, shared memory",
+               "threads", "regs", "smem B", "host", "device", "dev min-max", "host ms", "device ms");
+    for (const dp::ResidentBlocks& row : resident) {
+        fmt::print("{:<52} {:>7} {:>5} {:>6} {:>5.0f} {:>7.0f} {:>11} {:>8.4f} {:>9.4f}\n", row.variant, row.threads,
+                   row.registers, row.shared_bytes, row.host_blocks, row.device_blocks,
+                   fmt::format("{}-{}", row.device_min, row.device_max), row.host_ms, row.device_ms);
+    }
+
     // --- what a launch costs: empty grids, from the host and from the device --------------------
     {
         cl::DeviceBuffer<unsigned int> device_error(1, "launch costs: device_error");
@@ -705,7 +823,7 @@ TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
                    pixels / (brute_ms * 1e-3) / 1e6);
     for (const auto& step : dp::kMandelbrotSteps) {
         const cl::PerfRecord record =
-            cl::time_step(info(step), mandelbrot.timed(step, true), pixels * kMillions, images, "Mpixel/s",
+            cl::time_step(info(step), mandelbrot.timed(step), pixels * kMillions, images, "Mpixel/s",
                           kDeviceTiming, "whole set");
         images.add_row(info(step), record.verdict, record.ms, record.throughput);
         all_passed = all_passed && record.verdict.passed();

@@ -23,51 +23,51 @@ static_assert(kFullMask == (1ULL << kWarpSize) - 1, "the full mask has one bit p
 // Slow before: the CPU adds one value after the other: n - 1 additions in one chain.
 template <class T>
 __global__ void hillis_steele_kernel(const T* in, T* out, std::size_t count, bool inclusive) {
-    // TODO(step 1): out[i] = the inclusive (or, when !inclusive, exclusive) scan of in over i's tile:
-    // block b, kLocalTile threads, scans the values b * kLocalTile + t, t < kLocalTile, one per
-    // thread, by Hillis and Steele's levels in __shared__ memory: at level d every value adds the one
-    // 2^d places to its left (if there is one). Every thread reaches every __syncthreads(); no level
-    // reads a word that the same level overwrites; indices into in and out are std::size_t.
-    // Lab sheet: README.md, section 1.
-    // HINT(step 1): __shared__ T buffer[2][kLocalTile]; a level reads buffer[current] and writes
-    // HINT(step 1): buffer[1 - current], then __syncthreads(): one barrier per level. Keep the
-    // HINT(step 1): thread's running value in a register. Exclusive: load in[i - 1] into place t
-    // HINT(step 1): (0 at t = 0), then run the same inclusive scan.
+    // TODO(step 1): out[i] = the inclusive (or, when !inclusive, exclusive) scan of in over i's tile
+    // of kLocalTile values (block b scans the tile from b * kLocalTile, one value per thread), by
+    // Hillis and Steele's levels in __shared__ memory: log2(kLocalTile) levels, at level d every
+    // value adding the one 2^d places to its left. Must hold: every thread reaches every
+    // __syncthreads(), no level reads a word that the same level overwrites, and indices into in and
+    // out are std::size_t. Lab sheet: README.md, section 1.
+    // HINT(step 1): how many barriers per level does one shared buffer need, and how many do two?
+    // HINT(step 1): for the exclusive scan, which input value belongs in place t before the levels
+    // HINT(step 1): run?
 }
 
 // Where index lives in step 2's shared tree: unpadded (2a) or padded (2b).
 template <bool kPadded>
 __device__ unsigned int shared_slot(unsigned int index) {
-    // TODO(step 2): (2b) when kPadded, a slot for index such that the words the up-sweep and the
-    // down-sweep touch at one level fall into different banks as far as possible; the tree in
-    // blelloch_kernel has room for kLocalTile / 32 extra words. Lab sheet: README.md, section 2.
-    // HINT(step 2): one extra word after every 32: index + index / 32.
+    // TODO(step 2): (2b) when kPadded, a slot for index such that the words a warp touches at one
+    // level of the up-sweep or the down-sweep fall into different banks as far as possible. The tree
+    // in blelloch_kernel has room for kLocalTile / 32 extra words. Lab sheet: README.md, section 2.
+    // HINT(step 2): where do words 0, 32 and 64 land if one unused word follows every 32 (the
+    // HINT(step 2): chapter's figure)?
     return index;
 }
 
 // Slow before: step 1 does n log2(n) additions, and every thread stays busy at every level.
 template <class T, bool kPadded>
 __global__ void blelloch_kernel(const T* in, T* out, std::size_t count, bool inclusive) {
-    // TODO(step 2): step 1's result, with Blelloch's work-efficient tree: kLocalTile / 2 threads, two
-    // values each, an up-sweep (a reduction in place) then a down-sweep from a root set to 0, which
-    // leaves the exclusive scan in the tree; the inclusive one adds each value. Every shared-memory
-    // index goes through shared_slot<kPadded> (2a unpadded, 2b padded): declare the tree as
-    // __shared__ T tree[kLocalTile + kLocalTile / kWarpSize]. Lab sheet: README.md, section 2.
-    // HINT(step 2): load in[base + t] and in[base + t + kLocalTile / 2] (coalesced). Up-sweep, stride
-    // HINT(step 2): s = 1, 2, ..., 512: the first kLocalTile / (2s) threads do
-    // HINT(step 2): tree[right] += tree[right - s] with right = s * (2t + 2) - 1, a barrier before
-    // HINT(step 2): each level. Then tree[last] = 0 and the down-sweep, s = 512 ... 1, on the same
-    // HINT(step 2): pairs: left gets right's value, right gets right + left's old value.
+    // TODO(step 2): step 1's result with Blelloch's work-efficient tree: kLocalTile / 2 threads, two
+    // values each, an up-sweep (a reduction in place) and a down-sweep from a root set to 0, which
+    // leave the exclusive scan in the tree (the inclusive one adds each value). Must hold: both global
+    // loads of a warp coalesced, every shared-memory index through shared_slot<kPadded> (2a unpadded,
+    // 2b padded), the tree a __shared__ T array of kLocalTile + kLocalTile / kWarpSize words, and
+    // every thread at every barrier. Lab sheet: README.md, section 2.
+    // HINT(step 2): which two input positions can a thread load so that each of a warp's loads is
+    // HINT(step 2): contiguous? Draw the chapter's 8-value tree: at stride s, which pairs are added,
+    // HINT(step 2): and which thread takes which?
 }
 
 // The inclusive scan of `value` over the 32 lanes of a warp: lane l gets the sum of lanes 0..l,
 // register to register. Every lane must call it.
 template <class T>
 __device__ T warp_inclusive_scan(T value) {
-    // TODO(step 3): return the inclusive scan of value over the warp's lanes, with warp shuffles
-    // (no shared memory); every lane calls it with the full mask. Lab sheet: README.md, section 3.
-    // HINT(step 3): for offset = 1, 2, 4, 8, 16: below = __shfl_up_sync(kFullMask, value, offset);
-    // HINT(step 3): if lane >= offset, value += below. Every lane runs every shuffle.
+    // TODO(step 3): return the inclusive scan of value over the warp's lanes (lane l: the sum of lanes
+    // 0 to l), register to register with warp shuffles and no shared memory, every lane taking part
+    // in every shuffle with the full mask. Lab sheet: README.md, section 3.
+    // HINT(step 3): Hillis and Steele's levels on 32 lanes. How many levels, and what does
+    // HINT(step 3): __shfl_up_sync hand the lanes below the offset?
     return value;
 }
 
@@ -77,12 +77,13 @@ __device__ T warp_inclusive_scan(T value) {
 template <class T, int kThreads>
 __device__ T block_exclusive_scan(T value, T* total) {
     // TODO(step 3): as above, built from warp_inclusive_scan: the warps scan their values, the warps'
-    // totals pass through __shared__ memory and are scanned by one warp, each thread adds its warp's
-    // start. No subtraction (a float would round it: a warp's exclusive scan is its inclusive one
-    // moved one lane up). Steps 4 to 6 call it too. Lab sheet: README.md, section 3.
-    // HINT(step 3): lane 31 stores its inclusive sum to warp_offsets[warp]; __syncthreads(); warp 0
-    // HINT(step 3): scans them (lanes past kThreads / 32 bring 0), writes each warp's exclusive start
-    // HINT(step 3): and the block total; __syncthreads(); read them; __syncthreads() again.
+    // totals pass through __shared__ memory and are scanned by one warp, and each thread adds its
+    // warp's start. Must hold: no subtraction (a float would round it: a warp's exclusive scan is its
+    // inclusive one moved one lane up), and a barrier at the end, so that a kernel may call it twice.
+    // Steps 4 to 6 call it too. Lab sheet: README.md, section 3.
+    // HINT(step 3): which lane knows its warp's total? Count the barriers between its store and
+    // HINT(step 3): warp 0's read, and between warp 0's write and everyone's read.
+    // HINT(step 3): what should a lane of warp 0 bring when the block has fewer warps than lanes?
     *total = T(0);
     return T(0);
 }
@@ -107,8 +108,8 @@ template <class T, int kThreads, int kItems>
 __global__ void reduce_tiles_kernel(const T* in, std::size_t count, T* tile_sums) {
     // TODO(step 4): (kernel 1 of 3) tile_sums[blockIdx.x] = the sum of the block's tile of
     // kThreads * kItems values (values past count are 0). Lab sheet: README.md, section 4.
-    // HINT(step 4): load_items<T, kThreads>, add the thread's kItems values, block_exclusive_scan for the total;
-    // HINT(step 4): thread 0 writes it.
+    // HINT(step 4): load_items gives a thread its kItems values, and block_exclusive_scan gives
+    // HINT(step 4): every thread the block's total. Which one thread writes it?
 }
 
 template <class T, int kThreads, int kItems>
@@ -116,9 +117,8 @@ __global__ void scan_spine_kernel(T* tile_sums, unsigned int tiles) {
     // TODO(step 4): (kernel 2 of 3) one block of kThreads threads replaces tile_sums[0, tiles) by its
     // exclusive scan, for any number of tiles (2^31 values make half a million).
     // Lab sheet: README.md, section 4.
-    // HINT(step 4): passes of kThreads * kItems sums: each thread its kItems consecutive sums,
-    // HINT(step 4): block_exclusive_scan of the threads' sums, then the pass's results from carry +
-    // HINT(step 4): the thread's start; carry += the pass's total.
+    // HINT(step 4): one block cannot hold half a million sums at once. Scan them in passes of
+    // HINT(step 4): kThreads * kItems sums: what must each pass hand on to the next?
 }
 
 template <class T, int kThreads, int kItems>
@@ -126,9 +126,9 @@ __global__ void scan_tiles_kernel(const T* in, T* out, std::size_t count, const 
     // TODO(step 4): (kernel 3 of 3) out = the scan of the whole array: each block scans its tile
     // again, starting from tile_sums[blockIdx.x], the sum of every tile before it.
     // Lab sheet: README.md, section 4.
-    // HINT(step 4): load_items<T, kThreads>; before = block_exclusive_scan of the threads' sums; then a running
-    // HINT(step 4): sum from tile_sums[blockIdx.x] + before over the thread's items (exclusive: write
-    // HINT(step 4): before adding); store_items.
+    // HINT(step 4): a thread's first value starts from two sums: its tile's (from kernel 2) and what
+    // HINT(step 4): the threads before it in the block hold. For the exclusive scan, is a value
+    // HINT(step 4): written before or after it is added?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -141,21 +141,21 @@ template <class T, int kThreads, int kItems, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     lookback_scan_kernel(const T* in, T* out, std::size_t count, unsigned int* tile_counter,
                          unsigned long long* status, bool inclusive) {
-    // TODO(step 5): step 4's result in one kernel: each value read once and written once. A block
+    // TODO(step 5): step 4's result in one kernel, each value read once and written once. A block
     // takes the next tile from *tile_counter (in the order blocks start, not blockIdx.x), scans it,
-    // publishes its aggregate in status[tile], finds the sum of all earlier tiles by looking back at
-    // their status words (stop at the first one that holds its inclusive prefix), publishes its own
-    // inclusive prefix, and writes its tile. Must hold: a reader never sees a flag with a value that
-    // does not go with it (the sheet's section 5: which memory ordering does that take?); no block
-    // waits for a tile that may not have started. Lab sheet: README.md, section 5.
-    // HINT(step 5): status word = flag << 32 | value's 32 bits (flag 0: nothing yet, 1: aggregate,
-    // HINT(step 5): 2: inclusive prefix), stored and loaded whole with
-    // HINT(step 5): cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>, relaxed.
-    // HINT(step 5): Warp 0 looks back 32 tiles at a time: each lane loads one word, the warp spins
-    // HINT(step 5): while __any_sync sees flag 0; __ballot_sync finds the nearest prefix; sum the
-    // HINT(step 5): values from there up, add, and move the window back if there was none.
-    // HINT(step 5): Then make it fast (the sheet's section 5): publish the aggregate as soon as the
-    // HINT(step 5): warps' totals are known, and __nanosleep before the first look at the predecessors.
+    // publishes its aggregate in the tile's status word, finds the sum of all earlier tiles by looking
+    // back at their status words (stopping at the first one that holds its inclusive prefix),
+    // publishes its own inclusive prefix, and writes its tile. Must hold: a reader never sees a flag
+    // with a value that does not go with it (the sheet's section 5: which memory ordering does that
+    // take?), and no block waits for a tile that may not have started. Lab sheet: README.md, section 5.
+    // HINT(step 5): a flag (0 nothing yet, 1 aggregate, 2 inclusive prefix) and a 32-bit value fit
+    // HINT(step 5): in one 64-bit word. What does one access through
+    // HINT(step 5): cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> promise, and which
+    // HINT(step 5): memory order is then enough?
+    // HINT(step 5): one warp can look back 32 tiles at a time, a word per lane: which votes tell it
+    // HINT(step 5): to wait, and where to stop?
+    // HINT(step 5): then make it fast (the sheet's section 5): when is the aggregate first known, and
+    // HINT(step 5): when should the warp first look at its predecessors?
 }
 
 // ---------------------------------------------------------------------------------------
@@ -169,9 +169,9 @@ __global__ void select_if_kernel(const int* in, int* out, unsigned long long* se
     // TODO(step 6): (open step: your design) out[0, k) = the values x of in[0, count) with
     // keeps(rule, x), in their order, and *selected = k, as fast as you can. The launcher starts one
     // block of kThreads threads per tile of kThreads * kItems values (gridDim.x tiles), once, after
-    // zeroing *tile_counter and status[0, gridDim.x) (use them or not); in and out are 16-byte
-    // aligned; count may pass 2^32, so k and every offset are 64-bit.
-    // Lab sheet: README.md, section 6.
+    // zeroing *tile_counter and status[0, gridDim.x) (use them or not). in and out are 16-byte
+    // aligned. count may pass 2^31 (the harness runs 2^31 + 4097 values), so k and every index and
+    // offset are 64-bit. Lab sheet: README.md, section 6.
 }
 
 }  // namespace

@@ -17,12 +17,20 @@ using Vector4 = std::conditional_t<std::is_same_v<T, float>, float4,
 /// Staging through shared memory, one region per warp: 32 lanes x kItems values, plus 4 words of
 /// padding after every 32 so that a quarter-warp's 16-byte accesses at a stride of kItems words fall
 /// into different banks. Every call in a block shares the one buffer (a static __shared__ array).
+template <class T, int kItems>
+inline constexpr int kWarpStagingValues = 32 * kItems + 32 * kItems / 8;
+
+/// The whole buffer: the warps' regions one after the other, kThreads * kItems values and more.
+/// A kernel may use it for something else once every warp is done with its loads (after a barrier).
+template <class T, int kThreads, int kItems>
+__device__ T* block_staging() {
+    __shared__ __align__(16) T staging[kThreads / 32 * kWarpStagingValues<T, kItems>];
+    return staging;
+}
+
 template <class T, int kThreads, int kItems>
 __device__ T* warp_staging() {
-    constexpr int kWarpValues = 32 * kItems;
-    constexpr int kPaddedValues = kWarpValues + kWarpValues / 8;
-    __shared__ __align__(16) T staging[kThreads / 32][kPaddedValues];
-    return staging[threadIdx.x / 32];
+    return block_staging<T, kThreads, kItems>() + threadIdx.x / 32 * kWarpStagingValues<T, kItems>;
 }
 
 /// Where value w of a warp's region lives in its staging area: 4 words of padding per 32.

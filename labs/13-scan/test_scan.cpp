@@ -7,20 +7,24 @@
 #include "scan.hpp"
 
 #include "buffers.hpp"
+#include "cuda_check.hpp"
 #include "guard.hpp"
 #include "harness.hpp"
 #include "options.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -41,13 +45,10 @@ const char* kind_name(Kind kind) { return kind == Kind::inclusive ? "inclusive" 
 cl::StepInfo info(const scan::Step& step) { return {step.id, step.name, step.section}; }
 cl::StepInfo info(const scan::SelectStep& step) { return {step.id, step.name, step.section}; }
 
-bool under_sanitizer() { return cl::guard_bytes() == 0; }  // the sanitizer setups turn the guard bands off
-
 // Thousands of tiles, for the look-back (tiles wait for each other only when there are many of
-// them), one past a whole tile; fewer under compute-sanitizer, which runs every access slowly.
-std::size_t many_tiles_count() {
-    return (under_sanitizer() ? std::size_t{1} << 22 : std::size_t{1} << 24) + scan::kWideTile + 1;
-}
+// them), one past a whole tile; the same under compute-sanitizer, so that a kernel cannot tell a
+// sanitized run from a graded one by its size.
+std::size_t many_tiles_count() { return (std::size_t{1} << 24) + scan::kWideTile + 1; }
 
 // Tiny, odd, around a warp, one past each tile size, and two sizes drawn from the seed.
 std::vector<std::size_t> int_sizes() {
@@ -168,24 +169,32 @@ struct ScanProblem {
     }
 };
 
-// A pattern input filled on the device (two sets: the perf test times one run on the second),
-// its output and workspace; checked on the device.
+// A pattern input filled on the device from a key, its output and workspace; checked on the
+// device, for any key. The perf test loads a new key into the same buffer before every timed run
+// (load): the main set's, the second set's, or a key drawn fresh from the seed and the run.
 struct DeviceProblem {
     std::size_t count;
-    std::uint32_t keys[2];
-    cl::DeviceBuffer<int> in[2];
+    std::uint32_t keys[2];  // the main set's and the second set's
+    std::uint32_t loaded = 0;  // the key `in` holds now
+    cl::DeviceBuffer<int> in;
     cl::DeviceBuffer<int> out;
     cl::DeviceBuffer<unsigned char> workspace;
     cl::DeviceBuffer<unsigned long long> selected{1, "selected"};
-    int set = 0;
 
-    DeviceProblem(std::size_t n, int sets) : count(n), out(n, "out"), workspace(scan::workspace_bytes(n), "workspace") {
+    explicit DeviceProblem(std::size_t n)
+        : count(n), in(n, "in"), out(n, "out"), workspace(scan::workspace_bytes(n), "workspace") {
         cl::Rng rng(fmt::format("pattern keys {}", n));
         for (auto& key : keys) key = static_cast<std::uint32_t>(rng.uniform_int(0, 0xFFFFFFFF));
-        for (int s = 0; s < sets; ++s) {
-            in[s] = cl::DeviceBuffer<int>(n, s == 0 ? "in" : "in (second input set)");
-            scan::fill_pattern(in[s].data(), n, keys[s]);
+        load(cl::kMainInputs);
+    }
+    /// Writes the pattern of `draw` into in, in place (TimedStep::refill).
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs || draw == cl::kSecondInputs) {
+            loaded = keys[draw == cl::kMainInputs ? 0 : 1];
+        } else {
+            loaded = static_cast<std::uint32_t>(cl::fresh_key("pattern in", draw));
         }
+        scan::fill_pattern(in.data(), count, loaded);
     }
     scan::Workspace space() { return {workspace.data(), workspace.size()}; }
     void poison() {
@@ -193,17 +202,31 @@ struct DeviceProblem {
         workspace.poison();
         selected.poison();
     }
-    void launch(const scan::Step& step, Kind kind) { step.launch_int(in[set].data(), out.data(), count, kind, space()); }
+    void launch(const scan::Step& step, Kind kind) { step.launch_int(in.data(), out.data(), count, kind, space()); }
     cl::Comparison verify(const scan::Step& step, Kind kind, const std::string& note = {}) const {
-        return cl::to_comparison(scan::check_scan(in[set].data(), out.data(), count, kind, step.tile_local ? scan::kLocalTile : 0),
+        return cl::to_comparison(scan::check_scan(in.data(), out.data(), count, kind, step.tile_local ? scan::kLocalTile : 0),
                              count, fmt::format("for {} int values, {}{}", count, kind_name(kind), note));
     }
+    /// Records out for the grader (TimedStep::dump_outputs): an int scan, exact. The workspace is
+    /// scratch, not an output.
+    void dump_scan() const { cl::dump_device_outputs(std::span<const int>(out.data(), out.size()), {0.0, 0.0}); }
     void launch_select(scan::SelectRule rule) {
-        scan::select_if(in[set].data(), out.data(), selected.data(), count, rule, space());
+        scan::select_if(in.data(), out.data(), selected.data(), count, rule, space());
+    }
+    /// Records what select_if wrote for the grader: *selected (as its low and its high 32 bits),
+    /// then out[0, *selected), all exact; what out holds past *selected is not specified, and is
+    /// left out. A count past `count` records out whole (and differs from the reference's).
+    void dump_select() const {
+        unsigned long long kept = 0;
+        CUDA_CHECK(cudaMemcpy(&kept, selected.data(), sizeof(kept), cudaMemcpyDeviceToHost));
+        const std::array<unsigned, 2> halves{static_cast<unsigned>(kept), static_cast<unsigned>(kept >> 32U)};
+        cl::dump_host_outputs(std::span<const unsigned>(halves), {0.0, 0.0});
+        const std::size_t written = kept < count ? static_cast<std::size_t>(kept) : count;
+        cl::dump_device_outputs(std::span<const int>(out.data(), written), {0.0, 0.0});
     }
     cl::Comparison verify_select(scan::SelectRule rule, const std::string& note = {}) const {
         std::size_t kept = 0;
-        const scan::DeviceCheck check = scan::check_select(out.data(), selected.data(), count, keys[set], rule, &kept);
+        const scan::DeviceCheck check = scan::check_select(out.data(), selected.data(), count, loaded, rule, &kept);
         std::string context = fmt::format("for {} int values, rule x mod {} < {}{}", count, rule.modulus, rule.below, note);
         if (check.wrong > 0 && check.first_index == ~std::size_t{0}) {
             cl::Comparison result = cl::to_comparison(check, 1, context + ": the count of kept values *selected");
@@ -289,7 +312,7 @@ TEST_CASE("13-scan correctness" * doctest::test_suite("correctness")) {
     for (const std::size_t n : int_sizes()) floats_local.emplace_back(n);
     std::vector<ScanProblem<float>> floats_whole;
     for (const std::size_t n : float_whole_sizes()) floats_whole.emplace_back(n);
-    DeviceProblem many(many_tiles_count(), 1);
+    DeviceProblem many(many_tiles_count());
 
     for (const auto& step : scan::kSteps) {
         const cl::Verdict verdict = cl::check_step(info(step), [&] {
@@ -349,8 +372,8 @@ TEST_CASE("13-scan above 2^31 values" * doctest::test_suite("correctness")) {
     std::string reason;
     const std::size_t bytes = 2 * kLargeCount * sizeof(int) + scan::workspace_bytes(kLargeCount);
     const std::size_t margin = std::size_t{1} << 30;  // the runtime, the guard bands, the checks
-    if (under_sanitizer()) {
-        reason = "left out under compute-sanitizer (guard bands off): 2^31 values would take it far too long";
+    if (cl::sanitizer_layout()) {
+        reason = "left out under compute-sanitizer: 2^31 values would take it far too long";
     } else if (free_device_bytes() < bytes + margin) {
         reason = fmt::format("it needs {:.1f} GB of device memory and this GPU has {:.1f} GB free", (bytes + margin) / 1e9,
                              free_device_bytes() / 1e9);
@@ -359,7 +382,7 @@ TEST_CASE("13-scan above 2^31 values" * doctest::test_suite("correctness")) {
         fmt::print("  [SKIP] steps 4-6 at {}: {}\n", size, reason);
         return;
     }
-    DeviceProblem problem(kLargeCount, 1);
+    DeviceProblem problem(kLargeCount);
     for (const auto& step : steps) {
         const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section};
         const cl::Verdict verdict = cl::check_step(large, [&] {
@@ -387,14 +410,14 @@ TEST_CASE("13-scan above 2^31 values" * doctest::test_suite("correctness")) {
 
 TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
     const cl::Roof roof = cl::memcpy_roof();  // first: nothing of ours in the caches or the allocator yet
-    DeviceProblem problem(kPerfCount, 2);
+    DeviceProblem problem(kPerfCount);
     const double scan_bytes = 2.0 * static_cast<double>(kPerfCount) * sizeof(int);  // read once, written once
 
     // The baselines: CUB on the same input, its temporary storage allocated before timing.
     cl::DeviceBuffer<unsigned char> cub_workspace(scan::cub_workspace_bytes(kPerfCount), "CUB's workspace");
     const double cub_scan_ms = cl::median_ms(
         [&] {
-            scan::cub_scan(problem.in[0].data(), problem.out.data(), kPerfCount, Kind::inclusive, cub_workspace.data(),
+            scan::cub_scan(problem.in.data(), problem.out.data(), kPerfCount, Kind::inclusive, cub_workspace.data(),
                            cub_workspace.size());
         },
         timing(), [&] { problem.poison(); });
@@ -402,7 +425,7 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
     REQUIRE_MESSAGE(cub_scan_check.ok(), "CUB's scan is wrong, so the baseline cannot be trusted: ", cub_scan_check.describe());
     const double cub_select_ms = cl::median_ms(
         [&] {
-            scan::cub_select_if(problem.in[0].data(), problem.out.data(), problem.selected.data(), kPerfCount, kPerfRule,
+            scan::cub_select_if(problem.in.data(), problem.out.data(), problem.selected.data(), kPerfCount, kPerfRule,
                                 cub_workspace.data(), cub_workspace.size());
         },
         timing(), [&] { problem.poison(); });
@@ -437,10 +460,10 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.poison(); },
             .run = [&] { problem.launch(step, Kind::inclusive); },
             .verify = [&] { return problem.verify(step, Kind::inclusive); },
-            .use_inputs = [&](int set) { problem.set = set; },
+            .refill = [&](std::uint64_t draw) { problem.load(draw); },
+            .dump_outputs = [&] { problem.dump_scan(); },
         };
         const cl::PerfRecord record = cl::time_step(info(step), timed, scan_bytes, table, "GB/s", timing());
-        problem.set = 0;
         table.add_row(info(step), record.verdict, record.ms, record.throughput,
                       {record.verdict.passed() ? vs(cub_scan_ms, record.ms) : "-"});
         all_passed = all_passed && record.verdict.passed();
@@ -450,10 +473,10 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.poison(); },
             .run = [&] { problem.launch_select(kPerfRule); },
             .verify = [&] { return problem.verify_select(kPerfRule); },
-            .use_inputs = [&](int set) { problem.set = set; },
+            .refill = [&](std::uint64_t draw) { problem.load(draw); },
+            .dump_outputs = [&] { problem.dump_select(); },
         };
         const cl::PerfRecord record = cl::time_step(info(scan::kSelectStep), timed, select_bytes, table, "GB/s", timing());
-        problem.set = 0;
         table.add_row(info(scan::kSelectStep), record.verdict, record.ms, record.throughput,
                       {record.verdict.passed() ? vs(cub_select_ms, record.ms) : "-"});
         all_passed = all_passed && record.verdict.passed();

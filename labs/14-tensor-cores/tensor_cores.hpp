@@ -9,13 +9,15 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 
 namespace tensor_cores {
 
-/// Steps 1 to 4 compute c = a * b for row-major matrices already in device memory: a is m x k
+/// Steps 1 to 4 and 6 compute c = a * b for row-major matrices already in device memory: a is m x k
 /// and b is k x n in FP16 (IEEE binary16), c is m x n in float; every product and every sum in
 /// FP32 (FP16 in, FP32 accumulate). Step 5 does the same for float a and b, rounded to TF32 on the
-/// tensor cores. Any m, n, k >= 1.
+/// tensor cores. Step 6 runs only on compute capability 9.0 from a build with sm_90a code
+/// (wgmma_tma_unavailable() says why not). Any m, n, k >= 1.
 ///
 /// Padding, in the launchers (given): the kernels only ever see m and n that are multiples of
 /// kPadMN, k a multiple of kPadK and every pointer kPadAlignBytes-aligned. When the caller's sizes
@@ -34,12 +36,18 @@ using FloatLauncher = void (*)(const float* a, const float* b, float* c, int m, 
 
 using KernelResources = cl::KernelResources;
 using ResourceQuery = KernelResources (*)();
+using Unavailable = std::string (*)();
 
 void wmma_global(const __half* a, const __half* b, float* c, int m, int n, int k);
 void wmma_shared(const __half* a, const __half* b, float* c, int m, int n, int k);
 void mma_ldmatrix(const __half* a, const __half* b, float* c, int m, int n, int k);
 void mma_pipelined(const __half* a, const __half* b, float* c, int m, int n, int k);
 void wmma_tf32(const float* a, const float* b, float* c, int m, int n, int k);
+void wgmma_tma(const __half* a, const __half* b, float* c, int m, int n, int k);
+
+/// Why step 6 cannot run here (a GPU other than compute capability 9.0, or a build without sm_90a
+/// code), or an empty string when it can.
+std::string wgmma_tma_unavailable();
 
 /// The resources of each step's kernel in the configuration its launcher uses.
 KernelResources wmma_global_resources();
@@ -47,6 +55,7 @@ KernelResources wmma_shared_resources();
 KernelResources mma_ldmatrix_resources();
 KernelResources mma_pipelined_resources();
 KernelResources wmma_tf32_resources();
+KernelResources wgmma_tma_resources();
 
 /// Which inputs a step takes.
 enum class Inputs { fp16, fp32_as_tf32 };
@@ -60,14 +69,17 @@ struct Step {
     HalfLauncher half;     ///< steps with FP16 inputs (else nullptr)
     FloatLauncher single;  ///< the TF32 step (else nullptr)
     ResourceQuery resources;
+    Unavailable unavailable = nullptr;  ///< why this GPU or build cannot run it, beyond min_compute (else nullptr)
 };
 
-inline constexpr std::array<Step, 5> kSteps{{
+inline constexpr std::array<Step, 6> kSteps{{
     {"1", "WMMA, one warp per 16x16 tile", 1, 70, Inputs::fp16, wmma_global, nullptr, wmma_global_resources},
     {"2", "WMMA, 128x128 tiles in shared memory", 2, 70, Inputs::fp16, wmma_shared, nullptr, wmma_shared_resources},
     {"3", "mma.sync + ldmatrix, padded tiles", 3, 80, Inputs::fp16, mma_ldmatrix, nullptr, mma_ldmatrix_resources},
     {"4", "cp.async 4 stages, 256x128, swizzled", 4, 80, Inputs::fp16, mma_pipelined, nullptr, mma_pipelined_resources},
     {"5", "WMMA TF32, float inputs", 5, 80, Inputs::fp32_as_tf32, nullptr, wmma_tf32, wmma_tf32_resources},
+    {"6", "wgmma + TMA, 128x256, 4 stages", 6, 90, Inputs::fp16, wgmma_tma, nullptr, wgmma_tma_resources,
+     wgmma_tma_unavailable},
 }};
 
 }  // namespace tensor_cores

@@ -7,8 +7,13 @@
 #include "cuda_check.hpp"
 #include "occupancy.hpp"
 
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace tensor_cores {
 namespace {
@@ -81,7 +86,102 @@ void allow_pipeline_shared_memory() {
     (void)done;
 }
 
+// Step 6: the TMA's tensor maps, the check that this build and GPU can run it, its grid.
+
+// cuTensorMapEncodeTiled is a driver API function: found through the runtime, so that the lab
+// needs no link to the driver library.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void* function = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault,
+                                                    &found));
+        if (found != cudaDriverEntryPointSuccess || function == nullptr) {
+            throw std::runtime_error("the CUDA driver has no cuTensorMapEncodeTiled (the TMA needs CUDA 12 or later)");
+        }
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    }();
+    return encode;
+}
+
+// The map of a row-major rows x columns FP16 matrix for copies of boxes of box_rows x 64 columns
+// (128 bytes a row), written to shared memory with the 128-byte swizzle (tensor_cores_hopper.cuh).
+CUtensorMap half_tensor_map(const __half* data, int rows, int columns, int box_rows) {
+    CUtensorMap map{};
+    const cuuint64_t size[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};  // innermost first
+    const cuuint64_t row_bytes[1] = {static_cast<cuuint64_t>(columns) * sizeof(__half)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kSwizzleHalves), static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t element_strides[2] = {1, 1};
+    const CUresult result = tensor_map_encoder()(
+        &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half*>(data), size, row_bytes, box, element_strides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS) {
+        throw std::runtime_error("cuTensorMapEncodeTiled failed with CUresult " + std::to_string(result));
+    }
+    return map;
+}
+
+// Writes 1 if this build's code for the GPU has sm_90a's features (wgmma, setmaxnreg), else 0.
+__global__ void sm90a_probe_kernel(int* has_features) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    *has_features = 1;
+#else
+    *has_features = 0;
+#endif
+}
+
+bool built_with_sm90a() {
+    int* flag = nullptr;
+    CUDA_CHECK(cudaMalloc(&flag, sizeof(int)));
+    sm90a_probe_kernel<<<1, 1>>>(flag);
+    int has_features = 0;
+    const cudaError_t launched = cudaGetLastError();
+    const cudaError_t copied = cudaMemcpy(&has_features, flag, sizeof(int), cudaMemcpyDeviceToHost);
+    CUDA_CHECK(cudaFree(flag));
+    CUDA_CHECK(launched);
+    CUDA_CHECK(copied);
+    return has_features == 1;
+}
+
+int multiprocessors() {
+    int device = 0;
+    int count = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    return count;
+}
+
+void allow_wgmma_shared_memory() {
+    static const bool done = [] {
+        CUDA_CHECK(cudaFuncSetAttribute(wgmma_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(kWgSharedBytes)));
+        return true;
+    }();
+    (void)done;
+}
+
 }  // namespace
+
+std::string wgmma_tma_unavailable() {
+    static const std::string why = [] {
+        int device = 0;
+        int major = 0;
+        int minor = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+        if (major != 9 || minor != 0) {
+            return "needs a Hopper GPU, compute capability 9.0 (wgmma and setmaxnreg exist in sm_90a code only); "
+                   "this GPU has " + std::to_string(major) + "." + std::to_string(minor);
+        }
+        if (!built_with_sm90a()) {
+            return std::string("this build has no sm_90a code (wgmma, setmaxnreg): configure with -Dgpu_arch=90a");
+        }
+        return std::string();
+    }();
+    return why;
+}
 
 void wmma_global(const __half* a, const __half* b, float* c, int m, int n, int k) {
     run_padded(a, b, c, m, n, k, [](const __half* pa, const __half* pb, float* pc, int pm, int pn, int pk) {
@@ -114,6 +214,19 @@ void mma_pipelined(const __half* a, const __half* b, float* c, int m, int n, int
     });
 }
 
+void wgmma_tma(const __half* a, const __half* b, float* c, int m, int n, int k) {
+    if (const std::string why = wgmma_tma_unavailable(); !why.empty()) throw std::runtime_error("step 6 " + why);
+    allow_wgmma_shared_memory();
+    run_padded(a, b, c, m, n, k, [](const __half* pa, const __half* pb, float* pc, int pm, int pn, int pk) {
+        const CUtensorMap a_map = half_tensor_map(pa, pm, pk, kWgBlockM);  // boxes of 128 rows x 64 of k
+        const CUtensorMap b_map = half_tensor_map(pb, pk, pn, kWgBlockK);  // boxes of 64 of k x 64 columns
+        const int tiles = (pm / kWgBlockM) * (pn / kWgBlockN);
+        const unsigned blocks = static_cast<unsigned>(std::min(tiles, multiprocessors()));  // one per SM
+        wgmma_tma_kernel<<<blocks, kWgThreads, kWgSharedBytes>>>(a_map, b_map, pc, pm, pn, pk);
+        CUDA_CHECK_LAUNCH();
+    });
+}
+
 void wmma_tf32(const float* a, const float* b, float* c, int m, int n, int k) {
     run_padded(a, b, c, m, n, k, [](const float* pa, const float* pb, float* pc, int pm, int pn, int pk) {
         wmma_tf32_kernel<<<warp_grid(pm, pn), kWarpGridThreads>>>(pa, pb, pc, pm, pn, pk);
@@ -127,6 +240,10 @@ KernelResources mma_ldmatrix_resources() { return cl::kernel_resources(mma_ldmat
 KernelResources mma_pipelined_resources() {
     allow_pipeline_shared_memory();
     return cl::kernel_resources(mma_pipelined_kernel, kPipeThreads, kPipelineSharedBytes);
+}
+KernelResources wgmma_tma_resources() {
+    allow_wgmma_shared_memory();
+    return cl::kernel_resources(wgmma_tma_kernel, kWgThreads, kWgSharedBytes);
 }
 KernelResources wmma_tf32_resources() { return cl::kernel_resources(wmma_tf32_kernel, kWarpGridThreads); }
 

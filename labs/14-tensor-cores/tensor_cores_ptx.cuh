@@ -76,18 +76,22 @@ struct BlockTile {
     int row0;
     int col0;
 };
+// Tile number `tile` (of (m / kTileM) * (n / kTileN)) of c in that order.
+template <int kTileM, int kTileN>
+__device__ __forceinline__ BlockTile grouped_tile(int tile, int m, int n) {
+    const int tiles_m = m / kTileM;
+    const int tiles_n = n / kTileN;
+    const int group = tile / (kGroupRows * tiles_n);
+    const int first_row = group * kGroupRows;
+    const int rows = min(tiles_m - first_row, kGroupRows);
+    const int in_group = tile % (kGroupRows * tiles_n);
+    return {(first_row + in_group % rows) * kTileM, in_group / rows * kTileN};
+}
 // The kTileM x kTileN tile of c that block blockIdx.x (of a 1-D grid of (m / kTileM) * (n / kTileN))
 // computes.
 template <int kTileM = kBlockM, int kTileN = kBlockN>
 __device__ __forceinline__ BlockTile grouped_block_tile(int m, int n) {
-    const int tiles_m = m / kTileM;
-    const int tiles_n = n / kTileN;
-    const int block = static_cast<int>(blockIdx.x);
-    const int group = block / (kGroupRows * tiles_n);
-    const int first_row = group * kGroupRows;
-    const int rows = min(tiles_m - first_row, kGroupRows);
-    const int in_group = block % (kGroupRows * tiles_n);
-    return {(first_row + in_group % rows) * kTileM, in_group / rows * kTileN};
+    return grouped_tile<kTileM, kTileN>(static_cast<int>(blockIdx.x), m, n);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -174,3 +178,6 @@ __device__ __forceinline__ void cp_async_wait() {
     __trap();
 #endif
 }
+
+// Step 6's shapes and its Hopper PTX (wgmma, the TMA, mbarriers, setmaxnreg).
+#include "tensor_cores_hopper.cuh"

@@ -9,14 +9,17 @@
 
 #include "buffers.hpp"
 #include "cublas_sgemm.hpp"
+#include "cuda_check.hpp"
 #include "device_info.hpp"
 #include "harness.hpp"
 #include "occupancy.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
+#include "refill.hpp"
 #include "shapes.hpp"
 
 #include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -27,7 +30,11 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -315,6 +322,9 @@ cl::StepInfo info(const Step& step) { return {step.id, step.name, step.section};
 
 // Why this GPU cannot run `step`, or nothing.
 std::string missing_capability(const Step& step) {
+    if (step.unavailable != nullptr) {  // step 6: a Hopper GPU and a build with sm_90a code
+        if (std::string why = step.unavailable(); !why.empty()) return why;
+    }
     const cl::DeviceInfo& device = cl::current_device();
     const int have = device.compute_major * 10 + device.compute_minor;
     if (have >= step.min_compute) return {};
@@ -371,17 +381,94 @@ TEST_CASE("14-tensor-cores correctness" * doctest::test_suite("correctness")) {
 
 namespace {
 
+// Fresh FP16 inputs for one timed run (TimedStep::refill), drawn as the main set's are: uniform in
+// [-1, 1) (fill_uniform_host, from the run's seed, `name` and the draw), rounded to FP16. On the
+// host (refill.hpp fills float, int and unsigned only, and this harness has no kernels), 2^20 values
+// per key, so that the slices fill on their own threads and the values do not depend on the number
+// of threads.
+std::vector<__half> fresh_halves(const std::string& name, std::size_t count, std::uint64_t draw) {
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    std::vector<__half> out(count);
+    const std::size_t chunks = (count + kChunk - 1) / kChunk;
+    cl::for_slices(
+        chunks,
+        [&](std::size_t first, std::size_t last) {
+            std::vector<float> values;
+            for (std::size_t chunk = first; chunk < last; ++chunk) {
+                const std::size_t begin = chunk * kChunk;
+                const std::size_t end = std::min(count, begin + kChunk);
+                values.resize(end - begin);
+                cl::fill_uniform_host(std::span<float>(values), cl::fresh_key(fmt::format("{} {}", name, chunk), draw),
+                                      -1.0F, 1.0F);
+                for (std::size_t i = begin; i < end; ++i) out[i] = __float2half_rn(values[i - begin]);
+            }
+        },
+        {.grain = 1});
+    return out;
+}
+
+// An FP16 input of the perf problem whose values change in place between timed runs, as
+// cl::RefilledInput changes a float one: device copies of the main set and the second set, written
+// back into the same buffer, and fresh_halves for every other draw. The buffer (its pointer) never
+// changes.
+class RefilledHalves {
+public:
+    /// `working`: the buffer the steps read, holding the main set now; `second`: the second set.
+    RefilledHalves(cl::DeviceBuffer<__half>& working, std::string name, std::span<const __half> second)
+        : working_(&working),
+          name_(std::move(name)),
+          main_(working.size(), name_ + " (main set)"),
+          second_(second, name_ + " (second set)") {
+        copy(main_.data(), working.data());
+    }
+
+    /// Writes the values of `draw` into the working buffer.
+    void load(std::uint64_t draw) {
+        if (draw == cl::kMainInputs) {
+            copy(working_->data(), main_.data());
+        } else if (draw == cl::kSecondInputs) {
+            copy(working_->data(), second_.data());
+        } else {
+            working_->upload(fresh_halves(name_, working_->size(), draw));
+        }
+    }
+
+private:
+    void copy(__half* to, const __half* from) {
+        CUDA_CHECK(cudaMemcpy(to, from, working_->bytes(), cudaMemcpyDeviceToDevice));
+    }
+    cl::DeviceBuffer<__half>* working_;
+    std::string name_;
+    cl::DeviceBuffer<__half> main_;
+    cl::DeviceBuffer<__half> second_;
+};
+
+// How far a correct step's c may lie from the reference solution's, per element, in the output
+// dump of a timed run. An element of a 4096-term product of values in [-1, 1) is about 20 in size
+// (RMS); another input set moves it by about 20 too (1% of the elements by less than 0.3).
+// FP16 in, FP32 accumulate: the products are exact, the additions differ: against the exact sum, a
+// CPU model that truncates every one of the 4096 additions errs by up to 0.008 (the largest of 4000
+// elements), one that adds 16-product chunks as an mma does by 0.0005, rounding to nearest by
+// 0.0002: 0.03 on each side leaves room for all of them.
+constexpr cl::OutputTolerance kFp16DumpTolerance{0.03, 0.0};
+// TF32 in (step 5): the inputs rounded to 10 mantissa bits, to nearest or truncated (what the
+// tensor cores do with the raw float bits), which shrinks every product by about 2^-10: two
+// correct kernels differ by up to about 0.04 + 0.001 |c| in CPU models, against 0.1 + 0.001 |c|
+// allowed on each side.
+constexpr cl::OutputTolerance kTf32DumpTolerance{0.1, 1e-3};
+
 // The perf-size product, in both input kinds: float inputs x (for TF32 and FP32) and x rounded to
-// FP16; a second input set (-a); cuBLAS's results as the per-element references; and double
-// references of sampled rows for the statistical checks and the accuracy table.
+// FP16, refilled in place before every timed run (the main set, the second set -a, or fresh
+// values); cuBLAS's results as the per-element references; and double references of sampled rows
+// for the statistical checks and the accuracy table.
 class PerfProblem {
 public:
     static constexpr Shape s = kPerfShape;
     static constexpr std::size_t kSampledRows = 8;
     const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
-    cl::DeviceBuffer<__half> a16, b16, negated_a16;
-    cl::DeviceBuffer<float> a32, b32, negated_a32, c;
-    int selected = 0;  // 0: a, 1: -a (the second input set)
+    cl::DeviceBuffer<__half> a16, b16;
+    cl::DeviceBuffer<float> a32, b32, c;
+    int selected = 0;  // the set loaded last: 0 the main set, 1 a negated (the second set), -1 fresh values
     double roof_ms = 0;
 
     PerfProblem() {
@@ -394,11 +481,13 @@ public:
         a32 = cl::DeviceBuffer<float>(std::span<const float>(host_a32_), "a (float)");
         b32 = cl::DeviceBuffer<float>(std::span<const float>(host_b32_), "b (float)");
         c = cl::DeviceBuffer<float>(s.c_count(), "c");
-        {  // -a: every product changes sign, and a correct result exactly with it
+        {  // the second set is -a: every product changes sign, and a correct result exactly with it
             const std::vector<__half> negated = with_sign_bits(ha.half, 0, 0x8000);
-            negated_a16 = cl::DeviceBuffer<__half>(std::span<const __half>(negated), "a (FP16, second input set)");
+            a16_input_.emplace(a16, "perf a (FP16)", std::span<const __half>(negated));
+            b16_input_.emplace(b16, "perf b (FP16)", std::span<const __half>(hb.half));  // b in both sets
             const std::vector<float> negated32 = map_floats(host_a32_, [](float x) { return -x; });
-            negated_a32 = cl::DeviceBuffer<float>(std::span<const float>(negated32), "a (float, second input set)");
+            a32_input_.emplace(a32, "perf a (float)", -1.0F, 1.0F, std::span<const float>(negated32));
+            b32_input_.emplace(b32, "perf b (float)", -1.0F, 1.0F);
         }
         host_a16_ = std::move(ha.exact);
         host_b16_ = std::move(hb.exact);
@@ -442,17 +531,37 @@ public:
 
     const cl::Comparison& reference_check() const { return reference_check_; }
 
+    /// Enqueues `step` on the inputs loaded last.
     void run(const Step& step) {
         if (step.inputs == Inputs::fp16) {
-            step.half(selected == 0 ? a16.data() : negated_a16.data(), b16.data(), c.data(), s.m, s.n, s.k);
+            step.half(a16.data(), b16.data(), c.data(), s.m, s.n, s.k);
         } else {
-            step.single(selected == 0 ? a32.data() : negated_a32.data(), b32.data(), c.data(), s.m, s.n, s.k);
+            step.single(a32.data(), b32.data(), c.data(), s.m, s.n, s.k);
         }
+    }
+
+    /// Loads the inputs of `draw` into the buffers `step` reads, in place (TimedStep::refill).
+    void refill(const Step& step, std::uint64_t draw) {
+        if (step.inputs == Inputs::fp16) {
+            a16_input_->load(draw);
+            b16_input_->load(draw);
+        } else {
+            a32_input_->load(draw);
+            b32_input_->load(draw);
+        }
+        selected = draw == cl::kMainInputs ? 0 : draw == cl::kSecondInputs ? 1 : -1;
+    }
+
+    /// Records c for the grader (TimedStep::dump_outputs).
+    void dump_outputs(const Step& step) const {
+        cl::dump_device_outputs(std::span<const float>(c.data(), c.size()),
+                                step.inputs == Inputs::fp16 ? kFp16DumpTolerance : kTf32DumpTolerance);
     }
 
     /// Checks c, as the run that just happened left it: every element within its bound of cuBLAS's
     /// result (twice the bound against the exact product), then the sampled rows against double.
     cl::Comparison verify(const Step& step) const {
+        if (selected < 0) throw std::logic_error("verify(): fresh inputs have no reference in this process");
         const std::vector<float> got = c.to_host();
         const bool fp16 = step.inputs == Inputs::fp16;
         const double sign = selected == 0 ? 1.0 : -1.0;
@@ -537,6 +646,8 @@ private:
     std::vector<int> rows_;
     Reference sampled16_, sampled32_;
     cl::Comparison reference_check_;
+    std::optional<RefilledHalves> a16_input_, b16_input_;
+    std::optional<cl::RefilledInput<float>> a32_input_, b32_input_;
 };
 
 double relative_rms(const std::vector<double>& want, const std::vector<float>& got, std::size_t count) {
@@ -580,7 +691,7 @@ void print_accuracy(PerfProblem& problem) {
             fmt::print("{:<40} skipped: {}\n", name, missing_capability(step));
             return;
         }
-        problem.selected = 0;
+        problem.refill(step, cl::kMainInputs);
         problem.c.poison();
         problem.run(step);
         const std::vector<float> got = problem.sampled(problem.c.to_host());
@@ -593,6 +704,7 @@ void print_accuracy(PerfProblem& problem) {
     step_row(tensor_cores::kSteps[4], "TF32 in, FP32 accumulate (step 5)", nullptr);
     row("FP16 in, FP32 accumulate (cuBLAS)", problem.sampled(problem.cublas16()), &exact16, exact32.size());
     step_row(tensor_cores::kSteps[3], "FP16 in, FP32 accumulate (step 4)", &exact16);
+    step_row(tensor_cores::kSteps[5], "FP16 in, FP32 accumulate (step 6)", &exact16);
     {  // the first kModelColumns of one row: the CPU model is slow
         constexpr int kModelColumns = 1024;
         const int row0 = problem.rows()[0];
@@ -650,7 +762,8 @@ TEST_CASE("14-tensor-cores performance" * doctest::test_suite("perf")) {
             .reset = [&] { problem.c.poison(); },
             .run = [&] { problem.run(step); },
             .verify = [&] { return problem.verify(step); },
-            .use_inputs = [&](int set) { problem.selected = set; },
+            .refill = [&](std::uint64_t draw) { problem.refill(step, draw); },
+            .dump_outputs = [&] { problem.dump_outputs(step); },
         };
         const cl::PerfRecord record =
             cl::time_step(info(step), timed, problem.flops, table, "GFLOP/s", cl::TimingOptions{.repeats = 9});

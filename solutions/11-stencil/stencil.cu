@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kPlaneTileX * kPlaneTileY)
 
 // ---------------------------------------------------------------------------------------------
 // Steps 4 and 5b: marching planes. One body serves both radii (march_planes); the pieces it is
-// made of serve the instructors' probe too (probe/probe_marching.cu).
+// made of serve the instructors' probe too (instructors/probes/11-stencil/probe_marching.cu).
 // ---------------------------------------------------------------------------------------------
 
 /// The shared-memory array of a marching block: its tile of one plane, with a halo of R.
@@ -508,6 +508,215 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             }
             here_slot = here_slot + 1 == kStages ? 0 : here_slot + 1;
             ahead_slot = ahead_slot + 1 == kStages ? 0 : ahead_slot + 1;
+            out_plane += plane;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 6c: the 25-point stencil, register-blocked.
+// ---------------------------------------------------------------------------------------------
+
+// The four floats of a float4 by a constant index (the loops that call it are unrolled).
+__device__ __forceinline__ float element(const float4& v, int i) {
+    return i == 0 ? v.x : (i == 1 ? v.y : (i == 2 ? v.z : v.w));
+}
+
+// The chunks of a stage that one thread copies in step 6c, as StageChunks, less registers: a
+// stage row is whole chunks (kStageX = kPerRow x kChunk), so chunk c goes to float c x kChunk of
+// the stage, which needs no array; only where each comes from is kept.
+template <class Tile, int kChunk>
+struct BlockedChunks {
+    static constexpr int kPerRow = Tile::kStageX / kChunk;
+    static constexpr int kCount = Tile::kStageY * kPerRow;
+    static constexpr int kPerThread = (kCount + Tile::kThreads - 1) / Tile::kThreads;
+    static_assert(Tile::kStageX % kChunk == 0, "a stage row must be whole chunks: kChunk divides kStageX");
+    int first;                 ///< this thread's chunk 0 (its rank); chunk j is first + j * kThreads
+    int in_plane[kPerThread];  ///< where chunk j comes from in a plane; -1: outside the grid (zeros)
+
+    __device__ BlockedChunks(int x0, int y0, Extent extent, int rank) : first(rank) {
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+            const int c = rank + j * Tile::kThreads;
+            const int gx = x0 - Tile::kPad + c % kPerRow * kChunk;
+            const int gy = y0 - Tile::kStencilRadius + c / kPerRow;
+            const bool inside = gx >= 0 && gx + kChunk <= extent.nx && gy >= 0 && gy < extent.ny;
+            in_plane[j] = inside ? gy * extent.nx + gx : -1;
+        }
+    }
+    /// Whether this thread has a chunk j, and where it goes in a stage, in floats.
+    __device__ bool has(int j) const { return j * Tile::kThreads + Tile::kThreads <= kCount || first + j * Tile::kThreads < kCount; }
+    __device__ int in_stage(int j) const { return (first + j * Tile::kThreads) * kChunk; }
+};
+
+// Slow before: step 6b computes one point per thread: about 80 instructions per point, each of
+// the 24 neighbours a 4-byte load or a register move, each product an FFMA of its own, and the
+// issue slots only half busy, waiting on those loads' latencies and on the barrier per plane.
+// Fixes: register blocking. A thread computes 4 x kRows points (Tile::kPointsX in x, its rows in
+// y), reads its stage with float4 loads (a column of kRows + 2R float4 for the centres and
+// y-neighbours, one float4 left and right of each row for the x-neighbours), reads the R planes
+// above from their stages and keeps the R planes below in registers, and adds each symmetric pair
+// before multiplying: 13 multiplies and 12 adds per point.
+template <class Tile, int kChunk>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil25_blocked_planes_kernel(const float* __restrict__ in, float* __restrict__ out, Extent extent,
+                                    int slab_planes) {
+    constexpr int kR = Tile::kStencilRadius;
+    constexpr int kRows = Tile::kRowsPerThread;
+    constexpr int kPoints = Tile::kPointsX;
+    constexpr int kAhead = Tile::kAhead;
+    constexpr int kStages = Tile::kStages;
+    constexpr int kColumn = kRows + 2 * kR;  // the float4 of rows -R .. kRows - 1 + R in a stage
+    constexpr int kChunkBytes = kChunk * static_cast<int>(sizeof(float));
+    static_assert(kPoints == 4, "a thread's points in one row are one float4");
+    extern __shared__ float4 blocked_ring[];  // float4: the stages' 16-byte alignment
+    float* const ring = reinterpret_cast<float*>(blocked_ring);
+
+    const auto [x0, y0, z_first, z_end] = marching_slab<Tile>(extent, slab_planes);
+    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
+    // This thread's points: columns x .. x + 3, the consecutive rows y0 + threadIdx.y * kRows + k.
+    const int x = x0 + kPoints * static_cast<int>(threadIdx.x);
+    bool inside_x[kPoints];
+    bool interior_x[kPoints];
+#pragma unroll
+    for (int i = 0; i < kPoints; ++i) {
+        inside_x[i] = x + i < extent.nx;
+        interior_x[i] = x + i >= kR && x + i < extent.nx - kR;
+    }
+    int offset[kRows];
+    bool inside_y[kRows];
+    bool interior_y[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + static_cast<int>(threadIdx.y) * kRows + k;
+        inside_y[k] = y < extent.ny;
+        interior_y[k] = y >= kR && y < extent.ny - kR;
+        offset[k] = y * extent.nx + x;
+    }
+    const BlockedChunks<Tile, kChunk> chunks(x0, y0, extent, threadIdx.y * Tile::kThreadsX + threadIdx.x);
+    // In a stage: where this thread's column starts (row threadIdx.y * kRows, i.e. its first
+    // point's row - R; its first point's column).
+    const int window = threadIdx.y * kRows * Tile::kStageX + Tile::kPad + kPoints * threadIdx.x;
+
+    // As in step 6: the slab reads R planes beyond each end, staged in order through the ring.
+    const int z_stop = min(extent.nz, z_end + kR);
+    int staged = z_first;
+    int staged_slot = 0;
+    const float* staged_source = in + z_first * plane;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    auto stage_next_plane = [&] {
+        pipe.producer_acquire();
+        if (staged < z_stop) {
+            float* const stage = ring + staged_slot * Tile::kStagePoints;
+#pragma unroll
+            for (int j = 0; j < chunks.kPerThread; ++j) {
+                if (!chunks.has(j)) continue;
+                float* const to = stage + chunks.in_stage(j);
+                if (chunks.in_plane[j] >= 0) {
+                    cuda::memcpy_async(to, staged_source + chunks.in_plane[j],
+                                       cuda::aligned_size_t<kChunkBytes>(kChunkBytes), pipe);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < kChunk; ++e) to[e] = 0.0F;
+                }
+            }
+        }
+        pipe.producer_commit();
+        ++staged;
+        staged_slot = staged_slot + 1 == kStages ? 0 : staged_slot + 1;
+        staged_source += plane;
+    };
+
+    // The planes below: below[k][j] holds row k's four values of the plane in slot j; plane p is
+    // in slot (p - z_first + R) % R. The R planes below the slab come from global memory (zeros
+    // outside the grid: only boundary points would read them).
+    float4 below[kRows][kR];
+#pragma unroll
+    for (int j = 0; j < kR; ++j) {
+        const int p = z_first - kR + j;
+#pragma unroll
+        for (int k = 0; k < kRows; ++k) {
+            float v[kPoints];
+#pragma unroll
+            for (int i = 0; i < kPoints; ++i) {
+                v[i] = p >= 0 && inside_y[k] && inside_x[i] ? in[p * plane + offset[k] + i] : 0.0F;
+            }
+            below[k][j] = make_float4(v[0], v[1], v[2], v[3]);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < kR + kAhead; ++j) stage_next_plane();
+
+    float* out_plane = out + z_first * plane;
+    // kStages planes per trip, unrolled: plane z + d is in stage (s + d) % kStages, plane z - d in
+    // slot (s - d) % R of `below`, all constants.
+    for (int z_trip = z_first; z_trip < z_end; z_trip += kStages) {
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) {
+            const int z = z_trip + s;
+            if (z >= z_end) break;  // the same for the whole block: no thread skips a barrier alone
+            // Plane z + R has landed (the oldest of the kAhead + 1 groups on their way), for every
+            // thread after the barrier; nobody reads the stage of plane z - 1 any more.
+            cuda::pipeline_consumer_wait_prior<kAhead - 1>(pipe);
+            __syncthreads();
+            stage_next_plane();
+
+            const float* const here = ring + s * Tile::kStagePoints + window;
+            float4 column[kColumn];
+#pragma unroll
+            for (int j = 0; j < kColumn; ++j) column[j] = *reinterpret_cast<const float4*>(here + j * Tile::kStageX);
+
+            const bool z_interior = z >= kR && z < extent.nz - kR;
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) {
+                const float* const row = here + (kR + k) * Tile::kStageX;
+                const float4 left = *reinterpret_cast<const float4*>(row - kPoints);
+                const float4 right = *reinterpret_cast<const float4*>(row + kPoints);
+                float4 above[kR];
+#pragma unroll
+                for (int d = 1; d <= kR; ++d) {
+                    above[d - 1] = *reinterpret_cast<const float4*>(ring + (s + d) % kStages * Tile::kStagePoints +
+                                                                    window + (kR + k) * Tile::kStageX);
+                }
+                // The row's 12 floats: left (x - 4 .. x - 1), centre (x .. x + 3), right.
+                float line[3 * kPoints];
+#pragma unroll
+                for (int i = 0; i < kPoints; ++i) {
+                    line[i] = element(left, i);
+                    line[kPoints + i] = element(column[kR + k], i);
+                    line[2 * kPoints + i] = element(right, i);
+                }
+                float result[kPoints];
+#pragma unroll
+                for (int i = 0; i < kPoints; ++i) {
+                    const float centre = line[kPoints + i];
+                    float sum = constant_coefficients[kCentre] * centre;
+#pragma unroll
+                    for (int d = 1; d <= kR; ++d) {
+                        sum += constant_coefficients[coefficient_index(kR, kAxisX, d)] *
+                               (line[kPoints + i - d] + line[kPoints + i + d]);
+                        sum += constant_coefficients[coefficient_index(kR, kAxisY, d)] *
+                               (element(column[kR + k - d], i) + element(column[kR + k + d], i));
+                        sum += constant_coefficients[coefficient_index(kR, kAxisZ, d)] *
+                               (element(below[k][(s - d + kStages) % kR], i) + element(above[d - 1], i));
+                    }
+                    result[i] = interior_x[i] && interior_y[k] && z_interior ? sum : centre;
+                }
+                if (inside_y[k]) {
+                    float* const to = out_plane + offset[k];
+                    if (kChunk == kPoints && inside_x[kPoints - 1]) {
+                        *reinterpret_cast<float4*>(to) = make_float4(result[0], result[1], result[2], result[3]);
+                    } else {
+#pragma unroll
+                        for (int i = 0; i < kPoints; ++i) {
+                            if (inside_x[i]) to[i] = result[i];
+                        }
+                    }
+                }
+            }
+            // Plane z becomes a plane below: into the slot of plane z - R, which nobody needs now.
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) below[k][s % kR] = column[kR + k];
             out_plane += plane;
         }
     }

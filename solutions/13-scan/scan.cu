@@ -383,14 +383,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // Fixes: the kept values' places are an exclusive scan of their 0/1 flags: step 5's single pass
 // on counts (64-bit, so that more than 2^32 kept values stay right), and the tile's kept values
 // gathered in shared memory first, so that the block writes them out as one contiguous,
-// coalesced run.
+// coalesced run. The rule is evaluated once per value (a remainder by a run-time modulus is some
+// twenty instructions: its answers are kept as bits); warp 0 publishes the tile's count and looks
+// back while the other warps gather; the gathered values reuse the shared memory the loads were
+// staged through, so that kSelectBlocksPerSM blocks fit on an SM.
+constexpr int kSelectBlocksPerSM = 5;
+
 template <int kThreads, int kItems>
-__global__ void select_if_kernel(const int* in, int* out, unsigned long long* selected, std::size_t count,
-                                 SelectRule rule, unsigned int* tile_counter, Status* status) {
+__global__ void __launch_bounds__(kThreads, kSelectBlocksPerSM)
+    select_if_kernel(const int* in, int* out, unsigned long long* selected, std::size_t count, SelectRule rule,
+                     unsigned int* tile_counter, Status* status) {
     constexpr std::size_t kTile = static_cast<std::size_t>(kThreads) * kItems;
+    static_assert(kItems <= 32, "a thread's keep flags are the bits of one word: kItems <= 32");
+    static_assert(kTile <= kThreads / kWarpSize * kWarpStagingValues<int, kItems>,
+                  "the kept values go where the loads were staged: it must hold a whole tile");
     __shared__ unsigned int tile_shared;
     __shared__ unsigned long long offset_shared;
-    __shared__ int kept_values[kTile];
     if (threadIdx.x == 0) tile_shared = atomicAdd(tile_counter, 1U);
     __syncthreads();
     const unsigned int tile = tile_shared;
@@ -398,21 +406,25 @@ __global__ void select_if_kernel(const int* in, int* out, unsigned long long* se
     const std::size_t first = tile_start + threadIdx.x * static_cast<std::size_t>(kItems);
     int items[kItems];
     load_items<int, kThreads>(in, count, first, items);
-    unsigned int kept = 0;
+    unsigned int keep = 0;  // bit k: items[k] is kept
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) kept += first + k < count && keeps(rule, items[k]) ? 1U : 0U;
+    for (int k = 0; k < kItems; ++k) keep |= (first + k < count && keeps(rule, items[k]) ? 1U : 0U) << k;
     unsigned int tile_kept;
-    unsigned int slot = block_exclusive_scan<unsigned int, kThreads>(kept, &tile_kept);
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-        if (first + k < count && keeps(rule, items[k])) kept_values[slot++] = items[k];
-    }
-    if (threadIdx.x < kWarpSize) {
+    unsigned int slot = block_exclusive_scan<unsigned int, kThreads>(__popc(keep), &tile_kept);
+    // The scan's barriers: every warp is done with its staging area, which now takes the kept
+    // values (the areas of the block's warps, one after the other, hold kTile values and more).
+    int* const kept_values = block_staging<int, kThreads, kItems>();
+    const unsigned int warp = threadIdx.x / kWarpSize;
+    if (warp == 0) {
         const unsigned long long offset = look_back(status, tile, static_cast<unsigned long long>(tile_kept));
         if (threadIdx.x == 0) {
             offset_shared = offset;
             if (tile_start + kTile >= count) *selected = offset + tile_kept;  // the last tile knows the total
         }
+    }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+        if ((keep >> k) & 1U) kept_values[slot++] = items[k];
     }
     __syncthreads();
     const unsigned long long offset = offset_shared;

@@ -4,6 +4,7 @@
 
 #include "cuda_check.hpp"
 
+#include <cuda.h>  // CUtensorMap (step 6)
 #include <cuda_fp16.h>
 #include <mma.h>
 
@@ -392,6 +393,134 @@ __global__ void __launch_bounds__(kWarpGridThreads) wmma_tf32_kernel(const float
         wmma::mma_sync(acc, a_frag, b_frag, acc);
     }
     wmma::store_matrix_sync(c + static_cast<std::size_t>(row0) * n + col0, acc, n, wmma::mem_row_major);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 6 (Hopper, sm_90a): wgmma reads the tiles from shared memory, the TMA fills them, mbarriers
+// say when.
+
+// Slow before: mma.sync takes its operands from registers: every warp copies its fragments out of
+// shared memory with ldmatrix (512 bytes per 4 mma), holds two sets of them (64 registers) beside
+// its 128 accumulators, and the 8 warps meet at a barrier once per slice; the same threads issue
+// the copies, the fragment loads and the mma, and at 255 registers only 8 warps fit on an SM.
+// Fixes: wgmma.mma_async: a warpgroup of 4 warps multiplies 64 x 256 x 16 per instruction with both
+// operands read by the tensor cores straight from shared memory (no ldmatrix, no fragment
+// registers), asynchronously; one producer thread fills a ring of 4 slices of 64 with the TMA (5
+// copies of 8 to 16 KiB per 48 KiB slice, where cp.async would take 3072 of 16 bytes), and
+// mbarriers replace the block-wide barriers: a slice is ready when its bytes have landed, a stage
+// is free when both consumer warpgroups' wgmma that read it are done. The producer warpgroup hands
+// its registers to the consumers (setmaxnreg); one block per SM walks tiles of 128 x 256 (a
+// persistent grid), so that the copies of the next tile overlap the stores of this one.
+__global__ void __launch_bounds__(kWgThreads, 1) wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map,
+                                                                  const __grid_constant__ CUtensorMap b_map,
+                                                                  float* __restrict__ c, int m, int n, int k) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) unsigned char shared_raw[];
+    // The ring on a 1024-byte boundary (the launcher adds the room), then the barriers.
+    unsigned char* const ring = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
+    std::uint64_t* const full = reinterpret_cast<std::uint64_t*>(ring + kWgStages * kWgStageBytes);
+    std::uint64_t* const empty = full + kWgStages;
+    constexpr int kConsumerWarps = kWgConsumers * kWarpgroupThreads / 32;
+    constexpr int kStepsPerSlice = kWgBlockK / kWgmmaK;
+    const int warpgroup = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
+    const int tiles = (m / kWgBlockM) * (n / kWgBlockN);
+    const int slices = k / kWgBlockK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kWgStages; ++s) {
+            mbarrier_init(&full[s], 1);                // the producer's arrival, plus the slice's bytes
+            mbarrier_init(&empty[s], kConsumerWarps);  // one arrival per consumer warp
+        }
+        mbarrier_init_fence();
+    }
+    __syncthreads();  // the barriers are initialised before anyone uses them
+
+    if (warpgroup == 0) {
+        // The producer: one thread walks the same (tile, slice) sequence as the consumers and keeps
+        // the ring full; the stage index and the phase parity go on from tile to tile.
+        warpgroup_release_registers<kProducerRegisters>();
+        if (threadIdx.x == 0) {
+            int stage = 0;
+            unsigned phase = 0;
+            for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x)) {
+                const BlockTile t = grouped_tile<kWgBlockM, kWgBlockN>(tile, m, n);
+                for (int slice = 0; slice < slices; ++slice) {
+                    mbarrier_wait(&empty[stage], phase ^ 1U);  // both consumers are done with this stage
+                    unsigned char* const a_slice = ring + stage * kWgStageBytes;
+                    unsigned char* const b_slice = a_slice + kWgABytes;
+                    mbarrier_arrive_expect_bytes(&full[stage], kWgStageBytes);
+                    tma_load_2d(a_slice, &a_map, slice * kWgBlockK, t.row0, &full[stage]);
+#pragma unroll
+                    for (int box = 0; box < kWgBBoxes; ++box) {
+                        tma_load_2d(b_slice + box * kWgBBoxBytes, &b_map, t.col0 + box * kSwizzleHalves,
+                                    slice * kWgBlockK, &full[stage]);
+                    }
+                    if (++stage == kWgStages) {
+                        stage = 0;
+                        phase ^= 1U;
+                    }
+                }
+            }
+        }
+    } else {
+        // A consumer: 64 rows of each tile, 128 accumulators per thread.
+        warpgroup_claim_registers<kConsumerRegisters>();
+        const int consumer = warpgroup - 1;
+        const int thread = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+        const int warp = thread / 32;
+        const int lane = thread % 32;
+        float acc[kWgmmaAccumulators] = {};
+        int stage = 0;
+        unsigned phase = 0;
+        for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x)) {
+            const BlockTile t = grouped_tile<kWgBlockM, kWgBlockN>(tile, m, n);
+            int previous = -1;  // the stage whose products may still be running
+            for (int slice = 0; slice < slices; ++slice) {
+                mbarrier_wait(&full[stage], phase);  // the slice's bytes have landed
+                const unsigned char* const a_rows = ring + stage * kWgStageBytes + consumer * kWgmmaM * kSwizzleBytes;
+                const unsigned char* const b_rows = ring + stage * kWgStageBytes + kWgABytes;
+                wgmma_fence();
+#pragma unroll
+                for (int step = 0; step < kStepsPerSlice; ++step) {
+                    // a: 16 of k are 32 bytes along the swizzled rows; b: 16 rows of 128 bytes further.
+                    const std::uint64_t a_descriptor = matrix_descriptor(a_rows + step * kWgmmaK * 2, 16, 1024);
+                    const std::uint64_t b_descriptor =
+                        matrix_descriptor(b_rows + step * kWgmmaK * kSwizzleBytes, kWgBBoxBytes, 1024);
+                    wgmma_m64n256k16(acc, a_descriptor, b_descriptor, slice > 0 || step > 0);
+                }
+                wgmma_commit();
+                // The previous slice's products are done (this one's may still run): its stage is free.
+                wgmma_wait<1>();
+                if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+                previous = stage;
+                if (++stage == kWgStages) {
+                    stage = 0;
+                    phase ^= 1U;
+                }
+            }
+            wgmma_wait<0>();
+            if (lane == 0) mbarrier_arrive(&empty[previous]);
+            // The accumulators to c: per column block j of 8, two float2 per thread (layout in
+            // tensor_cores_hopper.cuh). The producer already fills the ring for the next tile.
+            const int row = t.row0 + consumer * kWgmmaM + warp * 16 + lane / 4;
+            const int col = t.col0 + lane % 4 * 2;
+#pragma unroll
+            for (int j = 0; j < kWgmmaN / 8; ++j) {
+                float* const out = c + static_cast<std::size_t>(row) * n + col + j * 8;
+                *reinterpret_cast<float2*>(out) = make_float2(acc[4 * j], acc[4 * j + 1]);
+                *reinterpret_cast<float2*>(out + static_cast<std::size_t>(8) * n) =
+                    make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+            }
+        }
+    }
+#else
+    (void)a_map;
+    (void)b_map;
+    (void)c;
+    (void)m;
+    (void)n;
+    (void)k;
 #endif
 }
 

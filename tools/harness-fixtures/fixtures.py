@@ -5,7 +5,7 @@
 
     fixtures.py list                      the fixtures, one per line: NAME LAB FILE
     fixtures.py write NAME ROOT OUT       writes fixture NAME (the solution of ROOT, edited) to OUT
-    fixtures.py check NAME RESULTS.json   exit 0 when the results hold the expected verdict
+    fixtures.py check NAME RESULTS.json...  exit 0 when the results of its runs hold the expected verdict
 
 Each fixture is a cheat or a bug that every correctness test of the course used to pass:
 - memoize:     lab 01 step 1 that adds only on the first launch on the same output buffer and
@@ -17,9 +17,11 @@ Each fixture is a cheat or a bug that every correctness test of the course used 
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the course's root: its coursemodel package
+from coursemodel import results  # noqa: E402
 
 MEMO_GLOBALS = """// FIXTURE (memoize): the output buffer and size of the last launch that finished.
 __device__ const float* memo_c = nullptr;
@@ -114,14 +116,21 @@ def write(name: str, root: Path, out: Path) -> None:
     out.write_text(source)
 
 
-def check(name: str, results_path: Path) -> int:
+def check(name: str, results_paths: list[Path]) -> int:
+    """The fixture's verdict in the results of its runs (the correctness suite's, then the suite that
+    must reject it): each step's correctness from the first run that has it, its perf from the last."""
     fixture = FIXTURES[name]
-    try:
-        results = json.loads(results_path.read_text())
-    except (OSError, ValueError) as error:
-        print(f"FAIL {name}: no results file ({error})")
-        return 1
-    steps = {step["id"]: step for step in results.get("steps", [])}
+    steps: dict[str, dict] = {}
+    for path in results_paths:
+        try:
+            run = results.load(path)
+        except results.ResultsError as error:
+            print(f"FAIL {name}: no usable results file ({error})")
+            return 1
+        for step in run.steps:
+            merged = steps.setdefault(step["id"], dict(step))
+            merged["correctness"] = merged["correctness"] or step["correctness"]
+            merged["perf"] = step["perf"] or merged["perf"]
     step = steps.get(fixture["step"])
     record = step.get(fixture["record"]) if step else None
     if record is None:
@@ -147,8 +156,8 @@ def main(argv: list[str]) -> int:
     if len(argv) == 5 and argv[1] == "write":
         write(argv[2], Path(argv[3]), Path(argv[4]))
         return 0
-    if len(argv) == 4 and argv[1] == "check":
-        return check(argv[2], Path(argv[3]))
+    if len(argv) >= 4 and argv[1] == "check":
+        return check(argv[2], [Path(path) for path in argv[3:]])
     print(__doc__)
     return 2
 

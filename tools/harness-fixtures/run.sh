@@ -21,7 +21,7 @@ failed=0
 while read -r name lab file suite; do
   build="$work/build-$lab"
   if [ ! -d "$build" ]; then
-    meson setup "$build" "$work" -Dlabs="$lab" -Dlabs_from=starter -Dgpu_arch="$arch" >"$work/setup-$lab.log" 2>&1 \
+    (cd "$work" && python3 -m coursemodel.build "$build" --labs "$lab" --labs-from starter --gpu-arch "$arch") 2>"$work/setup-$lab.log" \
       || { echo "FAIL $name: meson setup failed (see below)"; tail -20 "$work/setup-$lab.log"; failed=1; continue; }
   fi
   python3 "$here/fixtures.py" write "$name" "$root" "$work/labs/$lab/$file" || { failed=1; continue; }
@@ -36,20 +36,10 @@ while read -r name lab file suite; do
   "$harness" -ts=correctness --seed="$seed" --results="$results" >"$work/$name-correctness.log" 2>&1
   if [ "$suite" != correctness ]; then
     "$harness" -ts="$suite" --seed="$seed" --results="$work/$name-$suite.json" >"$work/$name-$suite.log" 2>&1
-    python3 - "$results" "$work/$name-$suite.json" <<'PY'
-import json, sys
-merged = json.load(open(sys.argv[1]))
-later = json.load(open(sys.argv[2]))
-by_id = {step["id"]: step for step in merged["steps"]}
-for step in later["steps"]:
-    if step["id"] in by_id:
-        by_id[step["id"]]["perf"] = step.get("perf") or by_id[step["id"]].get("perf")
-    else:
-        merged["steps"].append(step)
-json.dump(merged, open(sys.argv[1], "w"))
-PY
   fi
-  python3 "$here/fixtures.py" check "$name" "$results" || { failed=1; tail -30 "$work/$name-$suite.log"; }
+  runs=("$results")
+  [ "$suite" != correctness ] && runs+=("$work/$name-$suite.json")
+  python3 "$here/fixtures.py" check "$name" "${runs[@]}" || { failed=1; tail -30 "$work/$name-$suite.log"; }
   # Back to the student's starter file for the next fixture of this lab.
   cp "$root/labs/$lab/$file" "$work/labs/$lab/$file"
 done < <(python3 "$here/fixtures.py" list)

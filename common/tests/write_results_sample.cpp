@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Writes the results file of a made-up run to argv[1], for coursemodel/tests/test_results.py, which
+// reads it with the course's one reader of results files and checks it field by field: a step with
+// quotes, tabs and a control character in its text, a timed step with two variants, a step that
+// failed, and a roof whose value is not finite.
+#include "options.hpp"
+#include "results.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <limits>
+
+namespace {
+
+cl::PerfRecord timed(double ms, double throughput, double percent_of_roof, const char* variant) {
+    cl::PerfRecord record;
+    record.verdict.status = cl::Status::passed;
+    record.ms = ms;
+    record.throughput = throughput;
+    record.unit = "GB/s";
+    record.percent_of_roof = percent_of_roof;
+    record.variant = variant;
+    return record;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        fmt::print(stderr, "usage: write_results_sample FILE\n");
+        return 2;
+    }
+    try {
+        cl::run_options().seed = 4242;
+        cl::Results results;
+        results.set_lab("01-matadd");
+        results.set_device("GPU \"x\"");
+        results.set_problem("8 x 8 float");
+        results.set_roof({"memcpy D2D", std::numeric_limits<double>::infinity(), "GB/s", 3352.0});
+        const cl::StepInfo one{"1", "one \"quoted\"\t\x01", 1};
+        results.record_correctness(one, {cl::Status::passed, ""});
+        results.record_perf(one, timed(2.0, 1350.25, 45.5, "128 threads"));
+        results.record_perf(one, timed(0.25, 2700.5, 90.5, "256 threads"));
+        results.record_correctness({"2a", "two", 2}, {cl::Status::wrong, "wrong at index 3\nthen"});
+        results.write(argv[1]);
+    } catch (const std::exception& error) {
+        fmt::print(stderr, "write_results_sample: {}\n", error.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+"""coursemodel.answers_template (the answers file: written from the sheet, its fields counted) and
+the answers in `./lab status` and `./lab NN`'s reminder (coursemodel.status)."""
+
+import contextlib
+import io
+import tempfile
+import unittest
+from pathlib import Path
+
+from coursemodel import answers_template, status
+from coursemodel.tests.made_up import make_converted_lab
+
+
+class AnswersTest(unittest.TestCase):
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp())
+        make_converted_lab(self.root)
+        self.lab = self.root / "labs" / "01-made-up"
+
+    def test_parse_counts_the_filled_fields(self):
+        text = (self.lab / "answers.md").read_text()
+        self.assertEqual([(a["label"], a["prediction"], a["measured"]) for a in answers_template.parse(text)],
+                         [("1.1", "", ""), ("a", "", "")])
+        filled = text.replace(answers_template.PREDICTION, answers_template.PREDICTION + " 4x slower", 1)
+        filled = filled.replace(answers_template.MEASURED + "\n", answers_template.MEASURED + "\n\n3.2x: the L2.\n", 1)
+        filled = filled.replace(answers_template.PREDICTION + "\n\n" + answers_template.MEASURED,
+                                answers_template.PREDICTION + "\n<!-- not yet -->\n" + answers_template.MEASURED)
+        answers = answers_template.parse(filled)
+        self.assertEqual((answers[0]["prediction"], answers[0]["measured"]), ("4x slower", "3.2x: the L2."))
+        self.assertEqual((answers[1]["prediction"], answers[1]["measured"]), ("", ""))
+        (self.lab / "answers.md").write_text(filled)
+        state = answers_template.state(self.root, "01-made-up")
+        self.assertEqual((state["total"], state["predicted"], state["complete"]), (2, 1, 1))
+        # a file with answers is not overwritten without --force
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(answers_template.main(["--root", str(self.root), "--write", "01-made-up"]), 1)
+        self.assertIn("4x slower", (self.lab / "answers.md").read_text())
+
+
+    def test_status_shows_the_answers_and_the_reminder_comes_once(self):
+        progress_path = self.root / "build" / "results" / "status.json"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status.remind("01-made-up", progress_path, self.root)
+            status.remind("01-made-up", progress_path, self.root)
+            status.status(progress_path, self.root)
+        text = out.getvalue()
+        self.assertEqual(text.count("Predict before you measure"), 1)
+        self.assertIn("2 of 2 core questions without a prediction", text)
+        self.assertIn("answers: 0 of 2 (labs/01-made-up/answers.md; 0 of 2 with a prediction)", text)
+        self.assertIn("not run yet: ./lab 01-made-up", text)
+
+
+    def test_no_reminder_once_every_prediction_is_written(self):
+        text = (self.lab / "answers.md").read_text().replace(
+            answers_template.PREDICTION, answers_template.PREDICTION + " a guess")
+        (self.lab / "answers.md").write_text(text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status.remind("01-made-up", self.root / "status.json", self.root)
+        self.assertEqual(out.getvalue(), "")
+        self.assertFalse((self.root / "status.json").exists())

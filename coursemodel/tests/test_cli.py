@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: MIT
+"""coursemodel.cli, the argparse side of `./lab`: each command's --help, usage errors and their exit
+status, `./lab docs --instructors`, the hook for running a lab elsewhere, and how `./lab test` counts
+the unittest suites and Meson's tests."""
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from coursemodel import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lab(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "coursemodel", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, check=False)
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_every_command_has_its_help(self):
+        for command in ("01-matadd", "status", "info", "test", "sanitize", "setup", "docs"):
+            with self.subTest(command=command):
+                run = lab(command, "--help")
+                self.assertEqual(run.returncode, 0, run.stderr)
+                self.assertIn("usage: ./lab", run.stdout)
+        run = lab("--help")
+        self.assertEqual(run.returncode, 0)
+        self.assertIn("./lab NN-name --sanitize [--step N]", run.stdout)
+        self.assertIn("./lab docs [--instructors]", run.stdout)
+
+    def test_usage_errors_exit_2(self):
+        run = lab("--frobnicate")
+        self.assertEqual((run.returncode, run.stderr.strip()),
+                         (2, "error: unknown option --frobnicate; ./lab --help lists the commands"))
+        run = lab("99-nothing")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("error: no lab '99-nothing'; the labs are: 01-matadd", run.stderr)
+        self.assertEqual(lab("status", "--all").returncode, 2)
+
+    def test_docs_for_instructors_builds_their_site(self):
+        folder = Path(tempfile.mkdtemp())
+        fake = folder / "mkdocs"
+        fake.write_text(f'#!/bin/sh\necho "$COURSE_DOCS_AUDIENCE $*" >>{folder}/calls\n')
+        fake.chmod(0o755)
+        path = {"PATH": f"{folder}:{os.environ['PATH']}"}
+        self.assertEqual(lab("docs", env=path).returncode, 0)
+        self.assertEqual(lab("docs", "--instructors", env=path).returncode, 0)
+        self.assertEqual((folder / "calls").read_text().splitlines(),
+                         ["students build --strict --site-dir site",
+                          "instructors build --strict --site-dir site-instructors"])
+
+
+class RunElsewhereTest(unittest.TestCase):
+    """A module named in RUN_ELSEWHERE adds its options to `./lab NN-name` and may take the run over."""
+
+    def setUp(self):
+        module = types.ModuleType("fake_elsewhere")
+        module.add_arguments = lambda group: group.add_argument("--far", action="store_true", help="run it far away")
+        module.calls = []
+        module.run = lambda lab, args, course: (module.calls.append(lab.name), 5)[1] if args.far else None
+        self.module = module
+        patches = [mock.patch.dict(sys.modules, {"fake_elsewhere": module}),
+                   mock.patch.object(cli, "RUN_ELSEWHERE", ("fake_elsewhere",)),
+                   mock.patch("importlib.util.find_spec", lambda name: object())]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        cwd = os.getcwd()
+        self.addCleanup(os.chdir, cwd)
+
+    def test_its_options_and_its_run(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            cli.main(["01-matadd", "--help"])
+        self.assertIn("--far", out.getvalue())
+        self.assertEqual(cli.main(["01-matadd", "--far"]), 5)
+        self.assertEqual(self.module.calls, ["01-matadd"])
+
+
+class TallyTest(unittest.TestCase):
+    def test_unittest_counts(self):
+        folder = Path(tempfile.mkdtemp())
+        (folder / "test_three.py").write_text(
+            "import unittest\nclass T(unittest.TestCase):\n"
+            "    def test_pass(self): pass\n"
+            "    def test_fail(self): self.fail('no')\n"
+            "    @unittest.skip('later')\n    def test_skip(self): pass\n")
+        counts = folder / "counts.json"
+        run = subprocess.run([sys.executable, "-m", "coursemodel.cli", "--unittest-counts", str(folder), str(counts)],
+                             cwd=ROOT, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertEqual(json.loads(counts.read_text()), {"run": 3, "failed": 1, "skipped": 1})
+
+    def test_meson_results(self):
+        build_dir = Path(tempfile.mkdtemp())
+        (build_dir / "meson-logs").mkdir()
+        (build_dir / "meson-logs" / "testlog.json").write_text("\n".join(
+            json.dumps({"result": r}) for r in ("OK", "EXPECTEDFAIL", "SKIP", "FAIL", "TIMEOUT")))
+        tally = cli.Tally()
+        tally.add_meson(build_dir)
+        self.assertEqual(tally.line(), "2 passed, 2 failed, 1 skipped")
+
+
+if __name__ == "__main__":
+    unittest.main()
