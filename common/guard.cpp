@@ -4,6 +4,7 @@
 
 #include "cuda_check.hpp"
 #include "options.hpp"
+#include "random.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -71,15 +72,7 @@ bool sanitizer_layout() { return guard_layout() == GuardLayout::front_only; }
 std::size_t back_guard_bytes() { return sanitizer_layout() ? 0 : std::size_t{256}; }
 
 std::size_t front_guard_bytes(std::uint64_t seed, std::string_view name, std::size_t bytes, std::size_t occurrence) {
-    std::uint64_t hash = 14695981039346656037ULL ^ seed;
-    const auto add = [&hash](std::string_view text) {
-        for (const char c : text) {  // FNV-1a
-            hash ^= static_cast<unsigned char>(c);
-            hash *= 1099511628211ULL;
-        }
-    };
-    add(name);
-    add(fmt::format("|{}|{}", bytes, occurrence));
+    std::uint64_t hash = hash_text(hash_text(kHashStart ^ seed, name), fmt::format("|{}|{}", bytes, occurrence));
     hash ^= hash >> 29U;
     return std::size_t{256} * (1 + hash % 16);
 }

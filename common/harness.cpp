@@ -149,11 +149,7 @@ Verdict check_step(const StepInfo& step, const std::function<Comparison()>& tria
 std::uint64_t timed_run_draw(const StepInfo& step, std::string_view variant, int run, int repeats) {
     if (run == repeats - 1) return kMainInputs;
     if (run == second_input_run(step, variant, repeats)) return kSecondInputs;
-    std::uint64_t hash = 14695981039346656037ULL;
-    for (const char c : fmt::format("{}|{}|{}", step.id, variant, run)) {  // FNV-1a
-        hash ^= static_cast<unsigned char>(c);
-        hash *= 1099511628211ULL;
-    }
+    const std::uint64_t hash = hash_text(kHashStart, fmt::format("{}|{}|{}", step.id, variant, run));
     return kFirstFreshDraw + hash % (std::uint64_t{1} << 62);
 }
 

@@ -7,15 +7,7 @@
 namespace cl {
 namespace {
 
-// FNV-1a: a stable hash of the stream's name, the same on every compiler.
-std::uint64_t hash_name(std::string_view name) {
-    std::uint64_t hash = 14695981039346656037ULL;
-    for (const char c : name) {
-        hash ^= static_cast<unsigned char>(c);
-        hash *= 1099511628211ULL;
-    }
-    return hash;
-}
+std::uint64_t hash_name(std::string_view name) { return hash_text(kHashStart, name); }
 
 }  // namespace
 

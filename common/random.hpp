@@ -10,6 +10,19 @@
 
 namespace cl {
 
+/// FNV-1a's starting value: hash_text(kHashStart, "...") is the text's plain FNV-1a hash.
+inline constexpr std::uint64_t kHashStart = 14695981039346656037ULL;
+
+/// Continues the 64-bit FNV-1a hash `hash` over `text`: a stable hash of names, the same on every
+/// compiler and in every run (seeds of streams, sketches, guard offsets and fresh inputs).
+constexpr std::uint64_t hash_text(std::uint64_t hash, std::string_view text) {
+    for (const char c : text) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 1099511628211ULL;
+    }
+    return hash;
+}
+
 /// The run's seed: --seed=N, else the LAB_SEED environment variable, else a fresh one.
 std::uint64_t run_seed();
 

@@ -6,6 +6,7 @@
 #include "launch.cuh"
 #include "options.hpp"
 #include "output_dump.hpp"
+#include "random.hpp"
 
 #include <cuda_runtime.h>
 
@@ -218,12 +219,7 @@ void dump_host(std::span<const T> host, OutputTolerance tolerance) {
 }  // namespace
 
 std::uint64_t fresh_key(std::string_view name, std::uint64_t draw) {
-    std::uint64_t hash = 14695981039346656037ULL ^ run_options().seed;
-    for (const char c : name) {  // FNV-1a over the name
-        hash ^= static_cast<unsigned char>(c);
-        hash *= 1099511628211ULL;
-    }
-    return refill_mix(hash, draw);
+    return refill_mix(hash_text(kHashStart ^ run_options().seed, name), draw);
 }
 
 void fill_uniform_device(std::span<float> d, std::uint64_t k, float lo, float hi) { fill_device(d, k, lo, hi); }
