@@ -60,7 +60,8 @@ struct OutputTolerance {
 
 /// Records the outputs of the run that just happened in the output dump, if the dump is active
 /// (inside a timed run's scope): two signed sums and a sample of values at places drawn from the
-/// seed, computed where the data is. Does nothing otherwise.
+/// seed, computed on the device (a host array of 2^20 elements or more is copied there first; a
+/// smaller one is summed on the host). Does nothing otherwise.
 void dump_device_outputs(std::span<const float> device, OutputTolerance tolerance);
 void dump_device_outputs(std::span<const double> device, OutputTolerance tolerance);
 void dump_device_outputs(std::span<const int> device, OutputTolerance tolerance);

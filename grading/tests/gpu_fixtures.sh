@@ -71,13 +71,15 @@ if command -v git >/dev/null; then
 fi
 cd "$course"
 python3 -m grading make-fixtures --out "$work/fx" --gpu >/dev/null || exit 2
-# The course's configuration with short limits (the hanging kernel costs 45 s); the review one for
-# the fixtures whose code must run.
-python3 - "$work" "${SANITIZER_TIMEOUT:-240}" "${TOOLS-default}" <<'PY'
+# The course's configuration, with a short run limit where the hanging kernel is graded (it costs
+# that limit); the review one for the fixtures whose code must run.
+run_timeout=300
+[[ " $subs " == *" hang "* ]] && run_timeout=45
+python3 - "$work" "${SANITIZER_TIMEOUT:-240}" "${TOOLS-default}" "$run_timeout" <<'PY'
 import json, sys
-work, sanitizer_timeout, tools = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+work, sanitizer_timeout, tools, run_timeout = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 config = json.load(open("grading/grading.json"))
-config["limits"].update({"run_timeout_s": 45, "sanitizer_timeout_s": sanitizer_timeout})
+config["limits"].update({"run_timeout_s": run_timeout, "sanitizer_timeout_s": sanitizer_timeout})
 if tools != "default":
     config["sanitizers"]["tools"] = tools.split()
 json.dump(config, open(f"{work}/config.json", "w"))
