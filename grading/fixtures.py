@@ -38,16 +38,17 @@ def _lab_files(course: Course, lab: Lab, edition: str) -> dict[str, bytes]:
     return {f"labs/{lab.name}/{name}": (base / name).read_bytes() for name in lab.student_files}
 
 
-def _replace(text: bytes, old: str, new: str) -> bytes:
+def replace_once(text: bytes, old: str, new: str) -> bytes:
+    """`text` with the first `old` replaced by `new` (tools/harness-fixtures/ edits solutions this way too)."""
     source = text.decode()
     if old not in source:
-        raise ValueError(f"fixture: the solution no longer contains {old!r}; update grading/fixtures.py")
+        raise ValueError(f"fixture: the solution no longer contains {old!r}; update its edits")
     return source.replace(old, new, 1).encode()
 
 
 def insert_before_launchers(text: bytes, snippet: str) -> bytes:
     """The student file with `snippet` inserted just before the given launchers are included."""
-    return _replace(text, LAUNCHERS_MARK, snippet.rstrip("\n") + "\n\n" + LAUNCHERS_MARK)
+    return replace_once(text, LAUNCHERS_MARK, snippet.rstrip("\n") + "\n\n" + LAUNCHERS_MARK)
 
 
 def make_basic(course: Course, out: Path, labs: list[Lab]) -> dict[str, Path]:
@@ -451,7 +452,7 @@ def object_case_source(course: Course, case: ObjectCase) -> bytes:
     lab = next(l for l in course.labs() if l.name == case.lab)
     text = (course.root / "solutions" / lab.name / lab.student_files[0]).read_bytes()
     for old, new in case.edits:
-        text = _replace(text, old, new)
+        text = replace_once(text, old, new)
     return insert_before_launchers(text, case.snippet)
 
 
@@ -1214,7 +1215,7 @@ def make_gpu(course: Course, out: Path, names: list[str] | None = None) -> dict[
         if case.kernels:
             files[rel] = replace_kernels(files[rel], case.kernels)
         for old, new in case.edits:
-            files[rel] = _replace(files[rel], old, new)
+            files[rel] = replace_once(files[rel], old, new)
         if case.snippet:
             files[rel] = insert_before_launchers(files[rel], case.snippet)
         made[name] = out / name

@@ -22,26 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the course's root: its coursemodel package
 from coursemodel import results  # noqa: E402
-
-MEMO_GLOBALS = """// FIXTURE (memoize): the output buffer and size of the last launch that finished.
-__device__ const float* memo_c = nullptr;
-__device__ std::size_t memo_count = 0;
-__device__ unsigned int memo_blocks_done = 0;
-
-__global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {
-    // Same buffer, same size as the last launch: "the result is already there".
-    if (memo_c == c && memo_count == count) return;
-"""
-
-MEMO_TAIL = """if (i < count) c[i] = a[i] + b[i];
-    __syncthreads();
-    if (threadIdx.x == 0) {  // the last block to finish remembers the buffer
-        __threadfence();
-        if (atomicInc(&memo_blocks_done, gridDim.x - 1) == gridDim.x - 1) {
-            memo_c = c;
-            memo_count = count;
-        }
-    }"""
+from grading.fixtures import GPU_CASES, replace_once  # noqa: E402  the grader's GPU cases: the same edits
 
 TF32_HELPERS = """// FIXTURE (tf32): rounds to TF32 (10 mantissa bits), as tensor-core "FP32" GEMM does.
 __device__ __forceinline__ float round_to_tf32(float x) {
@@ -67,18 +48,14 @@ B_LOAD_INSIDE = "col0 + e % (kBn / 4) * 4);\n            }"
 FIXTURES = {
     "memoize": {
         "lab": "01-matadd", "file": "matadd.cu",
-        "edits": [
-            ("__global__ void add_1d_kernel(const float* a, const float* b, float* c, std::size_t count) {\n",
-             MEMO_GLOBALS),
-            ("if (i < count) c[i] = a[i] + b[i];", MEMO_TAIL),
-        ],
+        "edits": GPU_CASES["memoize"].edits,
         "suite": "perf", "step": "1", "record": "perf", "status": ["wrong"],
         "says": ["second input set", "every run must do the whole work"],
         "also": ("correctness", "passed"),  # the correctness test alone cannot see it
     },
     "past-end": {
         "lab": "01-matadd", "file": "matadd.cu",
-        "edits": [("if (i < count) c[i] = a[i] + b[i];", "if (i <= count) c[i] = a[i] + b[i];  // FIXTURE (past-end)")],
+        "edits": GPU_CASES["one-past-end"].edits,
         "suite": "correctness", "step": "1", "record": "correctness", "status": ["wrong", "error"],
         "says": ["wrote past the end of c"],
     },
@@ -108,12 +85,13 @@ FIXTURES = {
 
 def write(name: str, root: Path, out: Path) -> None:
     fixture = FIXTURES[name]
-    source = (root / "solutions" / fixture["lab"] / fixture["file"]).read_text()
-    for old, new in fixture["edits"]:
-        if old not in source:
-            sys.exit(f"fixture {name}: the solution no longer contains {old!r}; update {__file__}")
-        source = source.replace(old, new, 1)
-    out.write_text(source)
+    source = (root / "solutions" / fixture["lab"] / fixture["file"]).read_bytes()
+    try:
+        for old, new in fixture["edits"]:
+            source = replace_once(source, old, new)
+    except ValueError as error:
+        sys.exit(f"{name}: {error}")
+    out.write_bytes(source)
 
 
 def check(name: str, results_paths: list[Path]) -> int:
