@@ -35,7 +35,6 @@ MEASURED = "After measuring:"
 # lecturer (grading/hours.py reads this heading and field; docs/workload.md says what for).
 HOURS_SECTION = "## Hours spent\n\nHours on this lab (a number, e.g. 6.5):\n"
 COMMENT = re.compile(r"<!--.*?-->", re.S)
-HEADING_LINE = re.compile(r"^##\s+Question\s+(\S+?)[.:]?(?:\s.*)?$")
 
 
 def answers_path(root: Path, lab: str) -> Path | None:
@@ -78,7 +77,7 @@ def parse(text: str) -> list[dict]:
     ('' where empty; HTML comments do not count as an answer)."""
     sections: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
-        heading = HEADING_LINE.match(line)
+        heading = ANSWER_HEADING.match(line)
         if heading:
             sections.append((heading.group(1), []))
         elif line.startswith("# ") or line.startswith("## "):
@@ -127,10 +126,6 @@ def state(root: Path, lab: str) -> dict | None:
             "complete": sum(1 for a in answers if a["prediction"] and a["measured"])}
 
 
-def labs_with_answers(root: Path) -> list[str]:
-    return [lab.name for lab in labs.discover(root) if lab.answers_file]
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m coursemodel.answers_template", description=__doc__.split("\n\n")[0])
     parser.add_argument("labs", nargs="*", help="lab names (01-matadd ...)")
@@ -140,7 +135,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="overwrite a file that already holds answers")
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    names = labs_with_answers(root) if args.all else args.labs
+    names = [lab.name for lab in labs.discover(root) if lab.answers_file] if args.all else args.labs
     if not names or (len(names) > 1 and not args.write):
         parser.error("name one lab to print, or --write with labs (or --all)")
     code = 0

@@ -50,7 +50,7 @@ class Block:
         return "".join(self.lines[1:-1])
 
 
-def _outside_fences(lines: list[str]):
+def fenced_lines(lines: list[str]):
     """(number, line, fenced) for each line: fenced is True inside a fenced code block and on its
     fence lines (a marker there is an example, not a marker)."""
     fence = None
@@ -71,7 +71,7 @@ def instructors_blocks(text: str, where: str = "") -> list[Block]:
     """The instructors-only blocks of a Markdown text; AudienceError for an unbalanced marker."""
     lines = text.splitlines(keepends=True)
     blocks, start = [], None
-    for number, line, fenced in _outside_fences(lines):
+    for number, line, fenced in fenced_lines(lines):
         if fenced:
             continue
         marker = line.strip()
@@ -98,7 +98,7 @@ def hint_blocks(text: str, where: str = "") -> list[Block]:
     `</details>` that closes it; AudienceError for one never closed."""
     lines = text.splitlines(keepends=True)
     blocks, start, depth = [], None, 0
-    for number, line, fenced in _outside_fences(lines):
+    for number, line, fenced in fenced_lines(lines):
         if fenced:
             continue
         if start is None:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from . import labs
+from .audience import fenced_lines
 
 TODO = re.compile(r"//\s*TODO\(step (\d+)\):")
 SECTION = re.compile(r"^##\s+(\d+)\.\s*(.*)$", re.M)
@@ -24,7 +25,6 @@ CORE_TAG = re.compile(r"^\s*\(core\)\s*")
 # the sheet numbers its questions without restarting; a question section's item n is "n"; a
 # letter is itself; a block of prose without numbers is one question, labelled by its section.
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
-FENCE = re.compile(r"^\s*(```|~~~)")
 MARKER = re.compile(r"^\s*(?:\*\*)?Questions?\s*[.:](?:\*\*)?\s*(.*)$")
 NUMBERED = re.compile(r"^\s{0,3}(\d+)\.\s")
 BULLET = re.compile(r"^\s{0,3}[-*]\s")
@@ -45,13 +45,8 @@ class Question:
 
 def _question_blocks(text: str):
     """(section number or None, section title, lines of one question block) for every block."""
-    lines, in_fence = [], False
-    for line in text.splitlines():  # code blocks may hold anything: blank them out
-        if FENCE.match(line):
-            in_fence = not in_fence
-            lines.append("")
-        else:
-            lines.append("" if in_fence else line)
+    # code blocks may hold anything: blank them out
+    lines = ["" if fenced else line for _, line, fenced in fenced_lines(text.splitlines())]
     number, title, block, blocks = None, "", None, []
 
     def close():
@@ -93,13 +88,8 @@ STRAY_MARKER = re.compile(r"\S.*?(?:\bQuestions?:|\*\*Questions?\.\*\*)")
 
 def stray_markers(text: str) -> list[str]:
     """Lines that open questions in mid-line, where sheet_questions would not see them."""
-    found, in_fence = [], False
-    for number, line in enumerate(text.splitlines(), 1):
-        if FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and not line.startswith("#") and not MARKER.match(line) and STRAY_MARKER.match(line):
-            found.append(f"line {number}")
-    return found
+    return [f"line {number}" for number, line, fenced in fenced_lines(text.splitlines())
+            if not fenced and not line.startswith("#") and not MARKER.match(line) and STRAY_MARKER.match(line)]
 
 
 def _one_paragraph(lines) -> str:

@@ -98,10 +98,6 @@ def record(results_path: Path, progress_path: Path) -> int:
     return 0
 
 
-def course_labs(root: Path) -> list[tuple[str, str]]:
-    return [(lab.name, lab.title) for lab in labs.discover(root)]
-
-
 def clip(text: str, width: int = 46) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -165,7 +161,7 @@ def status(progress_path: Path, root: Path) -> int:
         return f"\033[{COLOURS[word]}m{padded}\033[0m" if colour and word in COLOURS else padded
 
     print(f"Progress: the last verdict of every step, and its best speed on this GPU ({progress_path})")
-    every_lab = course_labs(root)
+    every_lab = [(lab.name, lab.title) for lab in labs.discover(root)]
     done = 0
     for name, title in every_lab:
         lab = data["labs"].get(name)

@@ -61,7 +61,6 @@ KATEX_FILES = ("katex.min.js", "katex.min.css")  # and fonts/*: what the CSS ask
 LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 PLOT_MARKER = re.compile(r"^[ \t]*<!--\s*plot:\s*([A-Za-z0-9_./-]+)\s*-->[ \t]*$", re.MULTILINE)
 LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]+)(\s+\"[^\"]*\")?\)")
-FENCE = re.compile(r"^\s*(```|~~~)")
 
 _manifest: dict = {"diagrams": {}, "plots": {}, "skipped": {}}
 
@@ -222,12 +221,9 @@ def _place_plots(markdown: str, path: str) -> str:
         return markdown
     block = "\n".join(_figure_markdown(n, path) for n in own)
     lines = markdown.split("\n")
-    headings, fenced = [], False  # (index, level) of the headings outside code blocks
-    for i, line in enumerate(lines):
-        if FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and (heading := re.match(r"^(#{1,6})\s", line)):
-            headings.append((i, len(heading.group(1))))
+    headings = [(number - 1, len(heading.group(1)))  # (index, level) of the headings outside code blocks
+                for number, line, fenced in audience.fenced_lines(lines)
+                if not fenced and (heading := re.match(r"^(#{1,6})\s", line))]
     start = next((i for i, level in headings if level == 2 and re.match(r"^##\s+Measured", lines[i])), None)
     if start is not None:  # at the end of the Measured section
         at = next((i for i, level in headings if i > start and level <= 2), len(lines))
