@@ -165,6 +165,14 @@ def shell_status(run: subprocess.CompletedProcess) -> int:
     return 128 - run.returncode if run.returncode < 0 else run.returncode
 
 
+def fresh_results(build_dir: Path, lab: str) -> Path:
+    """build_dir/results/LAB.json, its folder made and an earlier run's file removed."""
+    path = build_dir / "results" / f"{lab}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    return path
+
+
 def no_gpu_note(lab: str) -> None:
     say(f"no GPU here: {lab} was built, and its GPU part was skipped")
 
@@ -200,9 +208,7 @@ def run_lab(course: Course, argv: list[str]) -> int:
     if args.sanitize:
         return sanitize_lab(course, lab, build_dir, exe, flavour, harness_args)
 
-    results_path = build_dir / "results" / f"{lab.name}.json"
-    results_path.parent.mkdir(parents=True, exist_ok=True)
-    results_path.unlink(missing_ok=True)
+    results_path = fresh_results(build_dir, lab.name)
     code = shell_status(subprocess.run([str(exe), f"--results={results_path}", *harness_args], check=False))
     if flavour == "starter":
         status.record(results_path, course.progress)
@@ -231,12 +237,10 @@ def sanitize_lab(course: Course, lab: labs.Lab, build_dir: Path, exe: Path, flav
     if sanitizer is None:
         raise UsageError("compute-sanitizer (part of the CUDA toolkit) was not found next to nvcc")
     logs = build_dir / "sanitize" / lab.name
-    results_path = build_dir / "results" / f"{lab.name}.json"
     logs.mkdir(parents=True, exist_ok=True)
-    results_path.parent.mkdir(parents=True, exist_ok=True)
     for old in logs.glob("*.log"):
         old.unlink()
-    results_path.unlink(missing_ok=True)
+    results_path = fresh_results(build_dir, lab.name)
     say(f"{lab.name}: the correctness checks first")
     code = subprocess.run([str(exe), f"--results={results_path}", "-ts=correctness", *harness_args],
                           check=False).returncode
@@ -365,15 +369,16 @@ def cmd_test(course: Course, argv: list[str]) -> int:
     tally = Tally()
     starter, solution = course.build_dir("starter"), course.build_dir("solution")
     meson_test = ["meson", "test", "--print-errorlogs"]
+    say(f"building the starters ({starter.name}/), then the solutions ({solution.name}/)" if course.has_solutions
+        else "student edition: building your labs")
+    try:
+        for build_dir in (starter, solution) if course.has_solutions else (starter,):
+            compile_targets(build_dir)
+    except Failed:
+        tally.failed += 1  # a build error fails the whole suite; nothing else can run
+        print(tally.line())
+        return 1
     if course.has_solutions:
-        say(f"building the starters ({starter.name}/), then the solutions ({solution.name}/)")
-        try:
-            compile_targets(starter)
-            compile_targets(solution)
-        except Failed:
-            tally.failed += 1  # a build error fails the whole suite; nothing else can run
-            print(tally.line())
-            return 1
         say("host unit tests, and the starters (each step must report 'not implemented yet')")
         subprocess.run([*meson_test, "-C", str(starter), "--suite", "unit", "--suite", "starter-check"], check=False)
         tally.add_meson(starter)
@@ -383,13 +388,6 @@ def cmd_test(course: Course, argv: list[str]) -> int:
         if (course.root / "grading" / "tests").is_dir():
             grader_tests(course, tally)
     else:
-        say("student edition: building your labs")
-        try:
-            compile_targets(starter)
-        except Failed:
-            tally.failed += 1
-            print(tally.line())
-            return 1
         say("host unit tests, the lab files, and your labs' correctness and perf")
         subprocess.run([*meson_test, "-C", str(starter), "--no-suite", "starter-check"], check=False)
         tally.add_meson(starter)

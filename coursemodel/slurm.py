@@ -135,10 +135,7 @@ def lab_command(lab_name: str, args, harness_args: list[str]) -> list[str]:
         argv += ["--step", args.step]
     if args.seed is not None:
         argv += ["--seed", str(args.seed)]
-    if args.sanitize:
-        argv.append("--sanitize")
-    if args.solution:
-        argv.append("--solution")
+    argv += [flag for flag, given in (("--sanitize", args.sanitize), ("--solution", args.solution)) if given]
     return argv + list(harness_args)
 
 
@@ -160,12 +157,9 @@ def sbatch_command(chosen: Settings, lab_name: str, root: Path, output_file: str
     """sbatch's command line; the script comes on its standard input."""
     argv = ["sbatch", "--parsable", "--job-name", f"lab-{lab_name}", "--chdir", str(root),
             "--output", output_file, "--export", "ALL"]
-    if chosen.partition:
-        argv += ["--partition", chosen.partition]
-    if chosen.account:
-        argv += ["--account", chosen.account]
-    if chosen.time:
-        argv += ["--time", chosen.time]
+    for key in ("partition", "account", "time"):
+        if getattr(chosen, key):
+            argv += [f"--{key}", getattr(chosen, key)]
     if chosen.gres and chosen.gres.lower() != NO_GRES:
         argv += ["--gres", chosen.gres]
     return argv

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Made-up labs for the tests of the course model and the maintainers' checks: a sheet in each of the
-formats that number questions, and a converted lab (core questions, hints, an open step)."""
+formats that number questions, and a converted lab (core questions, hints, an open step); and
+stand-ins for the programs the course runs."""
 
 import contextlib
 import io
@@ -77,17 +78,28 @@ __global__ void second() {
 """
 
 
+def write_lab(root: Path, name: str = "01-made-up", **meta) -> Path:
+    """labs/NAME with an empty meson.build and a lab.json (the required keys, `meta` over them)."""
+    lab = root / "labs" / name
+    lab.mkdir(parents=True)
+    (lab / "meson.build").write_text("")
+    (lab / "lab.json").write_text(json.dumps({"name": name, "title": "made up", "student_files": ["k.cu"],
+                                              "harness": "test_k", **meta}))
+    return lab
+
+
+def fake_program(folder: Path, name: str, script: str) -> Path:
+    """An executable `folder/name` that runs `script` (a shell or Python script with its #! line)."""
+    path = folder / name
+    path.write_text(script)
+    path.chmod(0o755)
+    return path
 
 
 def make_converted_lab(root: Path) -> dict:
     """labs/01-made-up (sheet with core questions, starter with hints, open step 2, its answers file
     written from the sheet), its chapter, and its solution with the answer key. Returns its lab.json."""
-    lab = root / "labs" / "01-made-up"
-    lab.mkdir(parents=True)
-    (lab / "meson.build").write_text("")
-    meta = {"name": "01-made-up", "title": "made up", "student_files": ["k.cu"], "harness": "test_k",
-            "open_steps": ["2"], "answers_file": "answers.md"}
-    (lab / "lab.json").write_text(json.dumps(meta))
+    lab = write_lab(root, open_steps=["2"], answers_file="answers.md")
     (lab / "README.md").write_text(CORE_SHEET.replace("## 2. Second step\n", "## 2. Second step\n\n**Open step.** Any design.\n"))
     (lab / "k.cu").write_text(STARTER)
     (root / "docs" / "labs").mkdir(parents=True)
@@ -99,4 +111,4 @@ def make_converted_lab(root: Path) -> dict:
         f"## Question {label}\n\nThe answer.\n\n" for label in ("1.1 (core)", "1.2", "a (core)", "b")))
     with contextlib.redirect_stdout(io.StringIO()):
         assert answers_template.main(["--root", str(root), "--write", "01-made-up"]) == 0
-    return meta
+    return json.loads((lab / "lab.json").read_text())

@@ -16,6 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from coursemodel import cli
+from coursemodel.tests.made_up import fake_program
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,9 +49,7 @@ class CommandLineTest(unittest.TestCase):
 
     def test_docs_for_instructors_builds_their_site(self):
         folder = Path(tempfile.mkdtemp())
-        fake = folder / "mkdocs"
-        fake.write_text(f'#!/bin/sh\necho "$COURSE_DOCS_AUDIENCE $*" >>{folder}/calls\n')
-        fake.chmod(0o755)
+        fake_program(folder, "mkdocs", f'#!/bin/sh\necho "$COURSE_DOCS_AUDIENCE $*" >>{folder}/calls\n')
         path = {"PATH": f"{folder}:{os.environ['PATH']}"}
         self.assertEqual(lab("docs", env=path).returncode, 0)
         self.assertEqual(lab("docs", "--instructors", env=path).returncode, 0)

@@ -13,6 +13,7 @@ import unittest
 from pathlib import Path
 
 from coursemodel import sanitizers
+from coursemodel.tests.made_up import fake_program
 
 MEMCHECK_ONE_PAST_END = """\
 ========= COMPUTE-SANITIZER
@@ -225,9 +226,7 @@ class EnvironmentTest(unittest.TestCase):
         """`python3 -m coursemodel.sanitizers wrap TOOL HARNESS` with a fake compute-sanitizer that
         prints its arguments and the harness's LAB_GUARD_BANDS."""
         folder = Path(tempfile.mkdtemp())
-        fake = folder / "compute-sanitizer"
-        fake.write_text('#!/bin/sh\necho "args: $*"\necho "LAB_GUARD_BANDS=$LAB_GUARD_BANDS"\n')
-        fake.chmod(0o755)
+        fake_program(folder, "compute-sanitizer", '#!/bin/sh\necho "args: $*"\necho "LAB_GUARD_BANDS=$LAB_GUARD_BANDS"\n')
         env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}", "LAB_SANITIZER_EXCLUDES": excludes,
                "LAB_GUARD_BANDS": "0", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         return subprocess.run([sys.executable, "-m", "coursemodel.sanitizers", "wrap", tool, "./harness", "-ts=x"],

@@ -17,6 +17,7 @@ from pathlib import Path
 from unittest import mock
 
 from coursemodel import cli, slurm
+from coursemodel.tests.made_up import fake_program
 
 
 def lab_args(*argv):
@@ -89,9 +90,7 @@ class CommandLineTest(unittest.TestCase):
     def test_the_job_script_runs_it_in_the_course_folder_and_keeps_its_status(self):
         course = Path(tempfile.mkdtemp()) / "my course"
         (course / "jobs").mkdir(parents=True)
-        fake_lab = course / "lab"
-        fake_lab.write_text('#!/bin/sh\nprintf "%s|" "$@" >ran\nexit 3\n')
-        fake_lab.chmod(0o755)
+        fake_program(course, "lab", '#!/bin/sh\nprintf "%s|" "$@" >ran\nexit 3\n')
         script = slurm.job_script(course, ["./lab", "01-matadd", "--step", "2", "it's"],
                                   str(course / "jobs" / "01-matadd-"))
         done = subprocess.run(["bash", "-c", script], cwd="/", env={**os.environ, "SLURM_JOB_ID": "42"}, check=False)
@@ -133,8 +132,7 @@ class RunTest(unittest.TestCase):
         self.bin = self.tmp / "bin"
         self.bin.mkdir()
         for name, text in (("sbatch", SBATCH), ("squeue", SQUEUE), ("scancel", SCANCEL)):
-            (self.bin / name).write_text(text.format(python=sys.executable))
-            (self.bin / name).chmod(0o755)
+            fake_program(self.bin, name, text.format(python=sys.executable))
         (self.bin / "job-output").write_text("==> building 01-matadd\n  [PASS] step 1\n")
         (self.bin / "job-state").write_text("COMPLETED|None|node7")
         self.course = cli.Course(self.tmp / "course")

@@ -9,6 +9,7 @@ import unittest
 from pathlib import Path
 
 from coursemodel import status as progress
+from coursemodel.tests.made_up import write_lab
 
 DEVICE = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
 ROOF = {"name": "memcpy D2D", "value": 2900, "unit": "GB/s"}
@@ -36,11 +37,7 @@ class ProgressTest(unittest.TestCase):
         self.course = self.tmp / "course"
         for name, sections in (("01-matadd", ["One thread per element", "A 2-D grid", "Swapped"]),
                                ("02-coalescing", ["Copy with an offset", "Copy with a stride"])):
-            lab = self.course / "labs" / name
-            lab.mkdir(parents=True)
-            (lab / "meson.build").write_text("")
-            (lab / "lab.json").write_text(json.dumps({"name": name, "title": f"title of {name}",
-                                                      "student_files": ["k.cu"], "harness": "test_k"}))
+            lab = write_lab(self.course, name, title=f"title of {name}")
             (lab / "README.md").write_text("## How to run\n\n## 0. The CPU (given)\n" + "".join(
                 f"## {i}. {title}\n\ntext\n\n" for i, title in enumerate(sections, 1)))
             (lab / "k.cu").write_text("".join(f"// TODO(step {i}): write it\n" for i in range(1, len(sections) + 1)))

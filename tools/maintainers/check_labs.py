@@ -137,7 +137,8 @@ def check_lab(root: Path, lab_dir: Path) -> list[str]:
     except labs.LabError as error:
         return [f"{name}: {error}"]
     sheet = lab_dir / "README.md"
-    sections = {number for number, _ in SECTION.findall(sheet.read_text())} if sheet.is_file() else set()
+    sheet_text = sheet.read_text(encoding="utf-8") if sheet.is_file() else ""
+    sections = {number for number, _ in SECTION.findall(sheet_text)}
     if not sheet.is_file():
         problems.append(f"{name}: no lab sheet README.md")
     instructors = (root / "solutions").is_dir()  # the student edition has no solutions/ at all
@@ -146,7 +147,6 @@ def check_lab(root: Path, lab_dir: Path) -> list[str]:
         problems.append(f"{name}: labs/{name}/lab.json: 'open_steps' must list at least one step (\"4\")")
     if converted and not lab.answers_file:
         problems.append(f"{name}: labs/{name}/lab.json: 'answers_file' must name the answers file (answers.md)")
-    answers_file = lab.answers_file or None
     open_set = set(lab.open_steps)
     todo_steps = set()
     for student_file in lab.student_files:
@@ -177,19 +177,18 @@ def check_lab(root: Path, lab_dir: Path) -> list[str]:
         problems.append(f"{name}: the starter marks no step with // TODO(step N):")
     for step in sorted(todo_steps - sections, key=int):
         problems.append(f"{name}: TODO(step {step}) points to a lab-sheet section '## {step}.' that does not exist")
-    sheet_text = sheet.read_text(encoding="utf-8") if sheet.is_file() else ""
     for step in sorted(open_set, key=int):
         if step not in todo_steps:
             problems.append(f"{name}: open step {step} has no TODO(step {step}) in the starter")
         elif OPEN_STEP_NOTE not in section_text(sheet_text, step):
             problems.append(f"{name}: the sheet's section {step} should say '{OPEN_STEP_NOTE}' (the contract, and "
                             f"directions without a recipe): lab.json declares step {step} open")
-    if isinstance(answers_file, str):
-        problems += answers_problems(lab_dir, name, answers_file, sheet_text)
+    if lab.answers_file:
+        problems += answers_problems(lab_dir, name, lab.answers_file, sheet_text)
     if not (root / "docs" / "labs" / f"{name}.md").is_file():
         problems.append(f"{name}: no docs chapter docs/labs/{name}.md")
     if (root / "solutions" / name).is_dir() and sheet.is_file():
-        problems += check_answer_key(root, name, sheet.read_text(encoding="utf-8"))
+        problems += check_answer_key(root, name, sheet_text)
     return problems
 
 

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(ROOT), str(ROOT / "tools" / "maintainers")]
 import check_labs  # noqa: E402
 from coursemodel import answers_template  # noqa: E402
-from coursemodel.tests.made_up import LABELS, SHEET, STARTER, CORE_SHEET, make_converted_lab  # noqa: E402
+from coursemodel.tests.made_up import LABELS, SHEET, STARTER, CORE_SHEET, make_converted_lab, write_lab  # noqa: E402
 
 
 class CheckLabsAnswerKeyTest(unittest.TestCase):
@@ -20,11 +20,7 @@ class CheckLabsAnswerKeyTest(unittest.TestCase):
 
     def setUp(self):
         self.root = Path(tempfile.mkdtemp())
-        self.lab = self.root / "labs" / "01-made-up"
-        self.lab.mkdir(parents=True)
-        (self.lab / "meson.build").write_text("")
-        (self.lab / "lab.json").write_text(json.dumps({"name": "01-made-up", "title": "made up",
-                                                       "student_files": ["k.cu"], "harness": "test_k"}))
+        self.lab = write_lab(self.root)
         (self.lab / "README.md").write_text(SHEET)
         (self.lab / "k.cu").write_text("// TODO(step 1): write it\n")
         (self.root / "docs" / "labs").mkdir(parents=True)
