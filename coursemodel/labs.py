@@ -50,6 +50,10 @@ class Lab:
     answers_file: str = ""
     student_host_calls: tuple[str, ...] = ()
 
+    def student_paths(self) -> list[str]:
+        """Repository-relative paths of the files a student edits."""
+        return [f"labs/{self.name}/{f}" for f in self.student_files]
+
 
 def is_safe_relative(path: str) -> bool:
     parts = PurePosixPath(path).parts

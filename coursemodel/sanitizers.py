@@ -106,27 +106,27 @@ def command(sanitizer: str, tool: str, harness_argv: list[str]) -> list[str]:
             "--print-limit=20", "--report-api-errors=no", *TOOL_FLAGS.get(tool, []), *harness_argv]
 
 
+def _outside_brackets(text: str):
+    """(index, character) of each character of `text` outside template brackets <...>."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c in "<>":
+            depth += 1 if c == "<" else -1
+        elif depth == 0:
+            yield i, c
+
+
 def short_kernel(signature: str) -> str:
     """'matadd::<unnamed>::add_1d_kernel(const float *, ...)' -> 'add_1d_kernel';
     'void reduction::(anonymous namespace)::reduce_kernel<256>(const int *)' -> 'reduce_kernel<256>'."""
     text = signature.strip()
-    depth, cut = 0, len(text)
-    for i, c in enumerate(text):  # the argument list: the first '(' outside template brackets
-        if c == "<":
-            depth += 1
-        elif c == ">":
-            depth -= 1
-        elif c == "(" and depth == 0 and not text.startswith("(anonymous", i) and not text.startswith("(unnamed", i):
-            cut = i
-            break
+    # The argument list: the first '(' outside template brackets that opens no namespace's name.
+    cut = next((i for i, c in _outside_brackets(text)
+                if c == "(" and not text.startswith(("(anonymous", "(unnamed"), i)), len(text))
     name = text[:cut].strip()
-    depth, start = 0, 0
-    for i, c in enumerate(name):  # the last component outside template brackets
-        if c == "<":
-            depth += 1
-        elif c == ">":
-            depth -= 1
-        elif depth == 0 and (name.startswith("::", i) or c == " "):
+    start = 0
+    for i, c in _outside_brackets(name):  # the last component outside template brackets
+        if name.startswith("::", i) or c == " ":
             start = i + (2 if name.startswith("::", i) else 1)
     return name[start:] or text
 

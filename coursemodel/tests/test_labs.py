@@ -33,6 +33,7 @@ class LabsTest(unittest.TestCase):
         self.assertEqual(labs.names(self.root), ["01-made-up"])
         lab = labs.find(self.root, "01-made-up")
         self.assertEqual((lab.harness, lab.open_steps, lab.answers_file), ("test_k", ("2",), "answers.md"))
+        self.assertEqual(lab.student_paths(), ["labs/01-made-up/k.cu"])
         with self.assertRaisesRegex(labs.LabError, "no lab '02-unbuilt'; the labs are: 01-made-up"):
             labs.find(self.root, "02-unbuilt")
 
