@@ -29,6 +29,13 @@ def _write(root: Path, rel: str, data: bytes) -> None:
     path.write_bytes(data)
 
 
+def _write_all(folder: Path, files: dict[str, bytes]) -> Path:
+    """Writes each repository-relative file of `files` under `folder`; returns the folder."""
+    for rel, data in files.items():
+        _write(folder, rel, data)
+    return folder
+
+
 def _complete(course: Course, lab: Lab) -> bool:
     return all((course.root / d / lab.name / name).is_file() for d in ("labs", "solutions") for name in lab.student_files)
 
@@ -59,23 +66,14 @@ def make_basic(course: Course, out: Path, labs: list[Lab]) -> dict[str, Path]:
     solution = {k: v for lab in labs for k, v in _lab_files(course, lab, "solution").items()}
     starter = {k: v for lab in labs for k, v in _lab_files(course, lab, "starter").items()}
 
-    made["solution"] = out / "solution"
-    for rel, data in solution.items():
-        _write(made["solution"], rel, data)
-
-    made["starter"] = out / "starter"
-    for rel, data in starter.items():
-        _write(made["starter"], rel, data)
-
-    made["compile-error"] = out / "compile-error"
-    for rel, data in solution.items():
-        _write(made["compile-error"], rel, data + b"\nthis line is not C++ at all;\n")
+    made["solution"] = _write_all(out / "solution", solution)
+    made["starter"] = _write_all(out / "starter", starter)
+    made["compile-error"] = _write_all(out / "compile-error",
+                                       {rel: data + b"\nthis line is not C++ at all;\n" for rel, data in solution.items()})
 
     # Replaces the harness, common/ and the build files with versions that would "pass" anything;
     # the grader must take the lab files alone (here: the solution's) and use the course's harness.
-    made["replace-harness"] = out / "replace-harness"
-    for rel, data in solution.items():
-        _write(made["replace-harness"], rel, data)
+    made["replace-harness"] = _write_all(out / "replace-harness", solution)
     for lab in labs:
         for harness_source in (course.root / "labs" / lab.name).glob("test_*.cpp"):
             _write(made["replace-harness"], f"labs/{lab.name}/{harness_source.name}",
@@ -1218,7 +1216,5 @@ def make_gpu(course: Course, out: Path, names: list[str] | None = None) -> dict[
             files[rel] = replace_once(files[rel], old, new)
         if case.snippet:
             files[rel] = insert_before_launchers(files[rel], case.snippet)
-        made[name] = out / name
-        for path, data in files.items():
-            _write(made[name], path, data)
+        made[name] = _write_all(out / name, files)
     return made
