@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -335,31 +336,46 @@ class Tally:
 
 
 def unittest_counts(start: str, counts_path: Path) -> int:
-    """Runs the unittest suite under `start` (discovered from the course's root), its report on
-    stderr as `python3 -m unittest` prints it; writes {run, failed, skipped} to counts_path."""
+    """Runs the unittest suite under the folder `start` (discovered from the course's root) or the
+    module `start` (a dotted name), its report on stderr as `python3 -m unittest` prints it; writes
+    {run, failed, skipped} to counts_path."""
     import unittest
-    inside = Path(start).resolve().is_relative_to(ROOT)
-    suite = unittest.TestLoader().discover(start, top_level_dir=str(ROOT) if inside else None)
+    if Path(start).is_dir():
+        inside = Path(start).resolve().is_relative_to(ROOT)
+        suite = unittest.TestLoader().discover(start, top_level_dir=str(ROOT) if inside else None)
+    else:
+        suite = unittest.TestLoader().loadTestsFromName(start)
     result = unittest.TextTestRunner(stream=sys.stderr).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     counts_path.write_text(json.dumps({"run": result.testsRun, "failed": failed, "skipped": len(result.skipped)}))
     return 0 if result.wasSuccessful() else 1
 
 
-def grader_tests(course: Course, tally: Tally) -> None:
-    say("the grader's tests")
-    with tempfile.TemporaryDirectory() as scratch:
-        counts_path = Path(scratch) / "counts.json"
-        subprocess.run([sys.executable, "-m", "coursemodel.cli", "--unittest-counts", "grading/tests", str(counts_path)],
-                       cwd=course.root, stderr=subprocess.STDOUT, check=False)
+def grader_tests(course: Course, tally: Tally, jobs: int = 2) -> None:
+    """The grader's tests, one process per test module, `jobs` modules at a time (most of them wait
+    on sandboxed runs while the others compile); each module's report is printed whole, in order."""
+    say(f"the grader's tests ({jobs} modules at a time)")
+    modules = sorted(f"grading.tests.{path.stem}" for path in (course.root / "grading" / "tests").glob("test*.py"))
+
+    def run(module: str) -> tuple[str, dict | None]:
+        counts_path = Path(scratch) / f"{module}.json"
+        done = subprocess.run([sys.executable, "-m", "coursemodel.cli", "--unittest-counts", module, str(counts_path)],
+                              cwd=course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", check=False)
         try:
-            counts = json.loads(counts_path.read_text())
+            return done.stdout, json.loads(counts_path.read_text())
         except (OSError, ValueError):
-            tally.failed += 1  # the runner itself broke
-            return
-    tally.failed += counts["failed"]
-    tally.skipped += counts["skipped"]
-    tally.passed += counts["run"] - counts["failed"] - counts["skipped"]
+            return done.stdout, None  # the runner itself broke
+
+    with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(jobs) as pool:
+        for module, (output, counts) in zip(modules, pool.map(run, modules)):
+            print(f"--- {module}\n{output}", end="", flush=True)
+            if counts is None:
+                tally.failed += 1
+                continue
+            tally.failed += counts["failed"]
+            tally.skipped += counts["skipped"]
+            tally.passed += counts["run"] - counts["failed"] - counts["skipped"]
 
 
 def cmd_test(course: Course, argv: list[str]) -> int:

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -98,6 +99,25 @@ class TallyTest(unittest.TestCase):
                              cwd=ROOT, capture_output=True, text=True)
         self.assertEqual(run.returncode, 1, run.stderr)
         self.assertEqual(json.loads(counts.read_text()), {"run": 3, "failed": 1, "skipped": 1})
+
+    def test_grader_tests_one_process_per_module(self):
+        course = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, course, True)
+        tests = course / "grading" / "tests"
+        tests.mkdir(parents=True)
+        (course / "grading" / "__init__.py").write_text("")
+        (tests / "__init__.py").write_text("")
+        (tests / "test_a.py").write_text("import unittest\nclass A(unittest.TestCase):\n    def test_pass(self): pass\n"
+                                         "    @unittest.skip('later')\n    def test_skip(self): pass\n")
+        (tests / "test_b.py").write_text("import unittest\nclass B(unittest.TestCase):\n"
+                                         "    def test_fail(self): self.fail('no')\n")
+        (tests / "test_c.py").write_text("import no_such_module\n")  # its runner breaks: one failure
+        tally, out = cli.Tally(), io.StringIO()
+        with mock.patch.dict(os.environ, {"PYTHONPATH": str(ROOT)}), contextlib.redirect_stdout(out):
+            cli.grader_tests(types.SimpleNamespace(root=course), tally)
+        self.assertEqual(tally.line(), "1 passed, 2 failed, 1 skipped")
+        headers = [line for line in out.getvalue().splitlines() if line.startswith("--- ")]
+        self.assertEqual(headers, ["--- grading.tests.test_a", "--- grading.tests.test_b", "--- grading.tests.test_c"])
 
     def test_meson_results(self):
         build_dir = Path(tempfile.mkdtemp())

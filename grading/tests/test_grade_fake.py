@@ -19,7 +19,8 @@ def student(steps, fault=None, lab="01-fake", **extra):
     return json.dumps({"lab": lab, "steps": steps, "fault": fault or {}, **extra})
 
 
-FAKE_CONFIG = {"limits": {"run_timeout_s": 5}, "sanitizers": {"tools": []}}
+# One perf pair per grading: the tests of the pairs themselves (test_timed_runs.py) ask for three.
+FAKE_CONFIG = {"limits": {"run_timeout_s": 5, "perf_pairs": 1}, "sanitizers": {"tools": []}}
 
 
 class FakeGradeBase(TempDirTest):
@@ -99,7 +100,7 @@ class FakeGradeTest(FakeGradeBase):
         lab = self.lab(work)
         self.assertEqual((lab.state, lab.score, lab.max_score), ("failed", 0.0, 6.0))
         self.assertIn("sticky CUDA error left the GPU unusable: illegal address", lab.reason)
-        self.grader.config = Config({"limits": {"run_timeout_s": 5}, "on_sticky_error": "keep_earlier_steps"})
+        self.grader.config = Config({"limits": {"run_timeout_s": 5, "perf_pairs": 1}, "on_sticky_error": "keep_earlier_steps"})
         self.grader.reference.labs.clear()
         lab = self.lab(work)
         self.assertEqual((lab.state, lab.score), ("graded", 2.0))

@@ -7,7 +7,9 @@ refused before anything runs, GPU or not."""
 
 import os
 import shutil
+import tempfile
 import unittest
+from pathlib import Path
 
 from grading import runner
 from grading.config import Config
@@ -38,20 +40,30 @@ class StepsOnlyReference(Reference):
 
 @unittest.skipUnless(TOOLS and not os.environ.get("GRADING_SKIP_BUILDS"), "needs meson, ninja and nvcc")
 class RealBuildTest(TempDirTest):
+    @classmethod
+    def setUpClass(cls):
+        # One reference for the class: the starter (the object check's baseline) is built once, by
+        # the first test that gets that far, as a grading run builds it once for every submission.
+        cls.reference_dir = Path(tempfile.mkdtemp(prefix="grading-test-ref-"))
+        cls.reference_dir.chmod(0o700)
+        cls.course = Course(REPO)
+        cls.labs = cls.course.select(["01-matadd"])
+        cls.config = Config.load(REPO / "grading" / "grading.json")
+        cls.sandbox = sandbox_for_tests(cls.config)
+        cls.reference = StepsOnlyReference(cls.course, cls.reference_dir, cls.sandbox, cls.config, "90")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.reference_dir, ignore_errors=True)
+
     def setUp(self):
         super().setUp()
-        self.course = Course(REPO)
-        self.labs = self.course.select(["01-matadd"])
         self.fixtures = make_basic(self.course, self.tmp / "fx", self.labs)
         self.fixtures.update(make_gpu(self.course, self.tmp / "fx", ["forged-results"]))
-        config = Config.load(REPO / "grading" / "grading.json")
-        sandbox = sandbox_for_tests(config)
         scratch = self.tmp / "scratch"
         scratch.mkdir(mode=0o711)
         scratch.chmod(0o711)
-        (self.tmp / "ref").mkdir(mode=0o700)
-        reference = StepsOnlyReference(self.course, self.tmp / "ref", sandbox, config, "90")
-        self.grader = Grader(self.course, config, sandbox, reference, Seeds(), "90", scratch)
+        self.grader = Grader(self.course, self.config, self.sandbox, self.reference, Seeds(), "90", scratch)
 
     def grade(self, name):
         return self.grader.grade(self.fixtures[name], name, self.labs, self.tmp / "out" / name / "logs").labs[0]

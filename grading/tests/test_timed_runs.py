@@ -8,7 +8,7 @@ import unittest
 from grading import dumps, integrity
 from grading.grade import Timing
 from grading.seeds import perf_seed
-from grading.tests.test_grade_fake import FakeGradeBase, student
+from grading.tests.test_grade_fake import FAKE_CONFIG, FakeGradeBase, student
 
 
 def record(key, value, samples=None, tolerance=0.5):
@@ -89,6 +89,8 @@ class ClockTest(unittest.TestCase):
 
 
 class TimedGradingTest(FakeGradeBase):
+    config_data = {**FAKE_CONFIG, "limits": {**FAKE_CONFIG["limits"], "perf_pairs": 3}}  # the course's three pairs
+
     def test_a_memo_loses_its_speed_points_and_is_flagged(self):
         lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, timed={"1": "memo"}))
         step1, step2 = lab.steps
