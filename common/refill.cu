@@ -2,6 +2,7 @@
 // Fresh inputs and the record of timed runs (see refill.hpp).
 #include "refill.hpp"
 
+#include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
 #include "launch.cuh"
@@ -148,39 +149,21 @@ void dump_device(std::span<const T> device, OutputTolerance tolerance) {
     OutputSketch sketch;
     sketch.count = device.size();
     if (!device.empty()) {
-        SketchSums* sums = nullptr;
-        std::size_t* places_on_device = nullptr;
-        double* values_on_device = nullptr;
         const std::vector<std::size_t> places = sample_places(device.size(), seed);
-        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&sums), sizeof(SketchSums)));
-        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&places_on_device), places.size() * sizeof(std::size_t)));
-        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&values_on_device), places.size() * sizeof(double)));
-        SketchSums host_sums{};
-        std::vector<double> values(places.size());
-        try {
-            CUDA_CHECK(cudaMemset(sums, 0, sizeof(SketchSums)));
-            CUDA_CHECK(cudaMemcpy(places_on_device, places.data(), places.size() * sizeof(std::size_t),
-                                  cudaMemcpyHostToDevice));
-            const unsigned blocks = std::min(kRefillMaxBlocks, blocks_for(device.size(), kRefillThreads));
-            sketch_kernel<<<blocks, kRefillThreads>>>(device.data(), device.size(), seed, tolerance.absolute,
-                                                tolerance.relative, sums);
-            CUDA_CHECK(cudaGetLastError());
-            gather_kernel<<<1, static_cast<unsigned>(kDumpSamples)>>>(device.data(), places_on_device,
-                                                                      static_cast<int>(places.size()),
-                                                                      values_on_device);
-            CUDA_CHECK(cudaGetLastError());
-            CUDA_CHECK(cudaMemcpy(&host_sums, sums, sizeof(SketchSums), cudaMemcpyDeviceToHost));
-            CUDA_CHECK(cudaMemcpy(values.data(), values_on_device, values.size() * sizeof(double),
-                                  cudaMemcpyDeviceToHost));
-        } catch (...) {
-            cudaFree(sums);
-            cudaFree(places_on_device);
-            cudaFree(values_on_device);
-            throw;
-        }
-        cudaFree(sums);
-        cudaFree(places_on_device);
-        cudaFree(values_on_device);
+        DeviceBuffer<SketchSums> sums(1, "output record: sums");
+        const DeviceBuffer<std::size_t> places_on_device(std::span<const std::size_t>(places), "output record: places");
+        DeviceBuffer<double> values_on_device(places.size(), "output record: values");
+        CUDA_CHECK(cudaMemset(sums.data(), 0, sizeof(SketchSums)));
+        const unsigned blocks = std::min(kRefillMaxBlocks, blocks_for(device.size(), kRefillThreads));
+        sketch_kernel<<<blocks, kRefillThreads>>>(device.data(), device.size(), seed, tolerance.absolute,
+                                                  tolerance.relative, sums.data());
+        CUDA_CHECK(cudaGetLastError());
+        gather_kernel<<<1, static_cast<unsigned>(kDumpSamples)>>>(device.data(), places_on_device.data(),
+                                                                  static_cast<int>(places.size()),
+                                                                  values_on_device.data());
+        CUDA_CHECK(cudaGetLastError());
+        const SketchSums host_sums = sums.to_host().front();
+        const std::vector<double> values = values_on_device.to_host();
         sketch.signed_sums[0] = host_sums.signed_sums[0];
         sketch.signed_sums[1] = host_sums.signed_sums[1];
         sketch.tolerance_sum = host_sums.tolerance;
@@ -200,16 +183,8 @@ template <class T>
 void dump_host(std::span<const T> host, OutputTolerance tolerance) {
     if (!output_dump_active()) return;
     if (host.size() >= kSketchOnDeviceFrom && !why_no_cuda_device()) {
-        T* copy = nullptr;
-        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&copy), host.size_bytes()));
-        try {
-            CUDA_CHECK(cudaMemcpy(copy, host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
-            dump_device(std::span<const T>(copy, host.size()), tolerance);
-        } catch (...) {
-            cudaFree(copy);
-            throw;
-        }
-        cudaFree(copy);
+        const DeviceBuffer<T> copy(host, "output record: host copy");
+        dump_device(std::span<const T>(copy.data(), copy.size()), tolerance);
         return;
     }
     const std::uint64_t seed = next_output_sketch_seed();
