@@ -243,4 +243,17 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
     return record;
 }
 
+int run_probe(std::string_view name, const std::function<int()>& run) {
+    try {
+        if (const auto why = why_no_cuda_device()) {
+            fmt::print("{}: no GPU to measure ({})\n", name, *why);
+            return 77;
+        }
+        return run();
+    } catch (const std::exception& error) {
+        fmt::print(stderr, "{}: {}\n", name, error.what());
+        return 1;
+    }
+}
+
 }  // namespace cl

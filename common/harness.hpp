@@ -106,4 +106,9 @@ PerfTable make_table(std::string problem, Roof roof, std::string unit, std::vect
 /// Prints the run's banner once: lab, device, seed and how to repeat the run.
 void print_banner();
 
+/// The main of an instructors' probe (instructors/probes/): without a usable GPU, one line with the
+/// reason and 77 (meson's skip); else `run()`'s exit code, or 1 with the error printed after `name`
+/// when it throws.
+int run_probe(std::string_view name, const std::function<int()>& run);
+
 }  // namespace cl

@@ -89,15 +89,8 @@ int run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
+    return cl::run_probe("probe_labels", [&] {
         (void)cl::parse_run_options(argc, argv);
-        if (const auto why = cl::why_no_cuda_device()) {
-            fmt::print("probe_labels: no GPU to measure ({})\n", *why);
-            return 77;
-        }
         return run();
-    } catch (const std::exception& error) {
-        fmt::print(stderr, "probe_labels: {}\n", error.what());
-        return 1;
-    }
+    });
 }

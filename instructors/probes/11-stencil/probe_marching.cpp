@@ -146,15 +146,4 @@ int run() {
 
 }  // namespace
 
-int main() {
-    try {
-        if (const auto why = cl::why_no_cuda_device()) {
-            fmt::print("probe_marching: no GPU to measure ({})\n", *why);
-            return 77;
-        }
-        return run();
-    } catch (const std::exception& error) {
-        fmt::print(stderr, "probe_marching: {}\n", error.what());
-        return 1;
-    }
-}
+int main() { return cl::run_probe("probe_marching", run); }
