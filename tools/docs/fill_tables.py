@@ -10,7 +10,7 @@ lines), and the block of harness times that starts with "solution 01-..." with t
 gpu-verify's stdout. Prose that quotes a number is not touched: read the diff.
 
 Usage: tools/docs/fill_tables.py solutions.log [--times verify.txt] [--check] [FILE ...]
-(default files: docs/labs/*.md, docs/measurements.md, labs/*/README.md).
+(default files: docs/labs/*.md, docs/measurements.md, docs/measurements-h200.md, labs/*/README.md).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BANNER = re.compile(r"^(\d\d-[a-z0-9-]+) on .+ \| seed \d+")
+BANNER = re.compile(r"^(\d\d-[a-z0-9-]+) on (.+?) \| seed \d+")
 DROPPED = (
     re.compile(r"^\[doctest\]"),
     re.compile(r"^\s+\[(PASS|SKIP)\] step "),
@@ -53,9 +53,22 @@ def harness_times(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if TIMES.match(line.rstrip())]
 
 
+def gpu_of(outputs: dict[str, list[str]]) -> str:
+    """The GPU the log's banners name ("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)")."""
+    for lines in outputs.values():
+        match = BANNER.match(lines[0]) if lines else None
+        if match:
+            return match.group(2)
+    return ""
+
+
 def fill(page: str, outputs: dict[str, list[str]], times: list[str]) -> tuple[str, list[str]]:
-    """The page with its banner blocks (and its times block) replaced; and what was replaced."""
+    """The page with its banner blocks of the log's GPU (and its times block) replaced; and what was
+    replaced."""
+    gpu = gpu_of(outputs)
     lines = page.split("\n")
+    if not any((m := BANNER.match(line)) and m.group(2) == gpu for line in lines):
+        times = []  # another GPU's page: its harness times are not this run's
     result: list[str] = []
     replaced: list[str] = []
     i = 0
@@ -71,7 +84,7 @@ def fill(page: str, outputs: dict[str, list[str]], times: list[str]) -> tuple[st
         body = lines[i:end]
         first = next((b for b in body if b.strip()), "")
         match = BANNER.match(first)
-        if match and match.group(1) in outputs:
+        if match and match.group(1) in outputs and match.group(2) == gpu:
             result.extend(outputs[match.group(1)])
             replaced.append(match.group(1))
         elif times and TIMES.match(first):
@@ -86,7 +99,8 @@ def fill(page: str, outputs: dict[str, list[str]], times: list[str]) -> tuple[st
 
 
 def default_files() -> list[Path]:
-    return sorted((ROOT / "docs" / "labs").glob("*.md")) + [ROOT / "docs" / "measurements.md"] + sorted(
+    return sorted((ROOT / "docs" / "labs").glob("*.md")) + [
+        ROOT / "docs" / "measurements.md", ROOT / "docs" / "measurements-h200.md"] + sorted(
         (ROOT / "labs").glob("*/README.md"))
 
 

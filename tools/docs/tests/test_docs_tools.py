@@ -216,5 +216,47 @@ class PlotDataTest(unittest.TestCase):
         self.assertTrue({("11-stencil", "5a"), ("11-stencil", "5b")} <= drawn)
 
 
+class FillTablesTest(unittest.TestCase):
+    """fill_tables.py puts a run's tables into the pages whose blocks name the run's GPU, and only
+    there: an H200 run must not overwrite the H100 tables the chapters show, nor the reverse."""
+
+    H100 = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
+    H200 = "NVIDIA H200 (sm_90, 132 SMs, 60 MiB L2)"
+
+    @staticmethod
+    def log(gpu, figure):
+        return f"01-matadd on {gpu} | seed 7\n[doctest] run\nstep 4  {figure}\n"
+
+    @staticmethod
+    def page(gpu, figure, times="solution 01-matadd                exit 0      1.0 s"):
+        return f"# x\n\n```\n{times}\n```\n\n```\n01-matadd on {gpu} | seed 7\nstep 4  {figure}\n```\n"
+
+    def fill(self, log, page):
+        import fill_tables
+        times = fill_tables.harness_times("solution 01-matadd                exit 0      9.9 s\n")
+        return fill_tables.fill(page, fill_tables.lab_outputs(log), times)
+
+    def test_a_run_fills_the_blocks_of_its_own_gpu_and_the_times_beside_them(self):
+        new, replaced = self.fill(self.log(self.H200, "91.0%"), self.page(self.H200, "90.0%"))
+        self.assertEqual(replaced, ["harness times", "01-matadd"])
+        self.assertIn("step 4  91.0%", new)
+        self.assertIn("9.9 s", new)
+        self.assertNotIn("[doctest]", new)
+
+    def test_another_gpus_page_is_left_as_it_is(self):
+        page = self.page(self.H100, "97.8%")
+        new, replaced = self.fill(self.log(self.H200, "91.0%"), page)
+        self.assertEqual((new, replaced), (page, []))
+        page = self.page(self.H200, "91.0%")
+        self.assertEqual(self.fill(self.log(self.H100, "97.8%"), page), (page, []))
+
+    def test_each_data_folder_holds_its_own_gpus_results(self):
+        for folder, name in (("h100", "H100"), ("h200", "H200")):
+            files = sorted((ROOT / "docs" / "data" / folder).glob("*.json"))
+            self.assertEqual(len(files), 14, folder)
+            for path in files:
+                self.assertIn(f"NVIDIA {name}", json.loads(path.read_text())["device"], path.name)
+
+
 if __name__ == "__main__":
     unittest.main()
