@@ -130,6 +130,26 @@ Comparison compare(std::span<const E> expected, std::span<const T> got, Toleranc
     return compare_by(expected, got, [&](std::size_t, double) { return tolerance; }, std::move(context));
 }
 
+/// What a check that settled the usual case by a quick test of its own (a byte compare, a pass
+/// that only counts) returns when `got` passed it: a passing comparison of `got.size()` elements,
+/// with `got` recorded for the grader as cl::compare records it (element i allowed `allowed(i)`
+/// from its expected value; exact outputs: 0). Without the record the grader would have nothing
+/// to hold the step's outputs to (docs/grading.md, "Which runs are checked").
+template <class T, class Allowed>
+Comparison passed_by_own_check(std::span<const T> got, std::string context, Allowed allowed) {
+    dump_outputs(got, allowed);
+    Comparison result;
+    result.count = got.size();
+    result.context = std::move(context);
+    return result;
+}
+
+/// The same for exact outputs (copies, integer results, sorted keys).
+template <class T>
+Comparison passed_exactly(std::span<const T> got, std::string context) {
+    return passed_by_own_check(got, std::move(context), [](std::size_t) { return 0.0; });
+}
+
 /// Compares with a bound per element: |got[i] - expected[i]| <= bound[i]. For results whose
 /// rounding error differs from element to element, such as dot products (K * eps * sum |a||b|).
 template <class T>

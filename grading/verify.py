@@ -117,6 +117,13 @@ def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeou
     return check
 
 
+def unrecorded_steps(run: runner.HarnessRun) -> list[str]:
+    """The steps the run passed whose check recorded no outputs in its dump: for them the grader's
+    output check (grading/dumps.py, check_step) would accept anything."""
+    return [i for i in run.order
+            if ((run.steps[i].correctness or {}).get("status") == "passed" and not run.dump.get(dumps.step_key(i)))]
+
+
 def _check_outputs_again(check: LabCheck, exe: Path, lab: Lab, work: Path, seed: int, first, timeout: float) -> None:
     """The grader compares a student's outputs with the reference's on the same seed
     (grading/dumps.py): the solution run again on that seed must agree with itself, or the check
@@ -129,6 +136,11 @@ def _check_outputs_again(check: LabCheck, exe: Path, lab: Lab, work: Path, seed:
     if not first.dump:
         check.fail(f"solution correctness: no output dump for the grader ({first.dump_problem})")
         return
+    unrecorded = unrecorded_steps(first)
+    if unrecorded:
+        check.fail(f"solution correctness: step(s) {', '.join(unrecorded)} passed with no outputs recorded for the "
+                   "grader, which then has nothing to hold a student's outputs to (a check that settles the usual "
+                   "case by its own test must still record what it compared: cl::passed_exactly)")
     differ = [f"step {i}: {why}" for i in first.order if (why := dumps.check_step(i, again.dump, first.dump))]
     if differ:
         check.fail("solution correctness: the outputs of a second run on the same seed differ from the first "

@@ -56,6 +56,21 @@ class TimedDumpTest(unittest.TestCase):
         self.assertEqual(dumps.parse(bad)[1], "the output dump is not well-formed")
 
 
+class UnrecordedStepsTest(unittest.TestCase):
+    """verify-course refuses a reference whose passing step records nothing for the grader: the
+    grader's output check (dumps.check_step) would then accept any student's outputs for it."""
+
+    def test_a_passing_step_without_records_is_named(self):
+        from grading import runner, verify
+        run = runner.HarnessRun(outcome="ok", order=["1", "2", "3"])
+        for i, status in (("1", "passed"), ("2", "passed"), ("3", "skipped")):
+            run.steps[i] = runner.StepResult(i, f"step {i}", {"status": status, "message": ""}, None)
+        run.dump = {dumps.step_key("1"): [object()]}
+        self.assertEqual(verify.unrecorded_steps(run), ["2"])  # 3 did not pass: nothing to record
+        run.dump[dumps.step_key("2")] = [object()]
+        self.assertEqual(verify.unrecorded_steps(run), [])
+
+
 class PairsTest(unittest.TestCase):
     def test_pair_seeds_are_distinct_and_stable(self):
         seeds = [perf_seed(1234, i) for i in range(5)]

@@ -275,15 +275,11 @@ public:
         if (count_ > 0) CUDA_CHECK(cudaMemcpy(result_.data(), keys_.data(), keys_.bytes(), cudaMemcpyDeviceToHost));
         const std::span<const dp::Key> got(result_.data(), count_);
         const std::vector<dp::Key>& want = expected_[static_cast<std::size_t>(set_)];
-        if (std::equal(got.begin(), got.end(), want.begin(), want.end())) {
-            cl::Comparison same;
-            same.count = count_;
-            same.context = label();
-            return same;
-        }
+        if (std::equal(got.begin(), got.end(), want.begin(), want.end())) return cl::passed_exactly(got, label());
         // Untouched keys: an in-place sort that did nothing leaves its input, not poison.
         const std::vector<dp::Key>& input = input_keys(set_);
         if (std::equal(got.begin(), got.end(), input.begin(), input.end())) {
+            cl::dump_outputs(got, [](std::size_t) { return 0.0; });  // one record per comparison, as cl::compare makes
             cl::Comparison untouched;
             untouched.count = untouched.mismatches = untouched.unwritten = count_;
             untouched.first_expected = "the keys sorted";
@@ -436,12 +432,9 @@ public:
         const std::vector<int>& want = expected_[static_cast<std::size_t>(view_)];
         const std::size_t allowed = pixels_ / kPixelsPerAllowedMismatch;
         // The common case first, fast (the perf image has 67 million pixels): few mismatches, none unwritten.
-        if (close_enough(want.data())) {
-            cl::Comparison accepted;
-            accepted.count = pixels_;
-            accepted.context = label();
-            return accepted;
-        }
+        // Accepted images are recorded for the grader as the expected image, exactly, as the timed
+        // runs record them (dump_outputs below): which few pixels differ depends on the design.
+        if (close_enough(want.data())) return cl::passed_exactly(std::span<const int>(want), label());
         cl::Comparison comparison = cl::compare(std::span<const int>(want), std::span<const int>(result_.data(), pixels_),
                                                 cl::Tolerance::exact(),
                                                 fmt::format("{} (index = row * width + column; at most {} may "
