@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 
 from . import labs
-from .sheets import ANSWER_HEADING, core_questions
+from .sheets import ANSWER_HEADING, answer_labels, core_questions
 
 PREDICTION = "Prediction (before you run):"
 MEASURED = "After measuring:"
@@ -170,7 +170,7 @@ def main(argv: list[str]) -> int:
                 code = 1
                 continue
         path.write_text(text, encoding="utf-8")
-        labels = ", ".join(h for h in ANSWER_HEADING.findall(text))
+        labels = ", ".join(answer_labels(text))
         print(f"{lab}: wrote {path.relative_to(root)} (questions {labels})")
     return code
 

@@ -29,8 +29,13 @@ MARKER = re.compile(r"^\s*(?:\*\*)?Questions?\s*[.:](?:\*\*)?\s*(.*)$")
 NUMBERED = re.compile(r"^\s{0,3}(\d+)\.\s")
 BULLET = re.compile(r"^\s{0,3}[-*]\s")
 LETTER = re.compile(r"(?:^|\s)\(([a-z])\)\s")
-ANSWER_HEADING = re.compile(r"^##\s+Question\s+(\S+?)[.:]?(?:\s.*)?$", re.M)
-ANSWER_HEADING_LINE = re.compile(r"^##\s+Question\s+(\S+?)[.:]?(?:\s+(.*?))?\s*$", re.M)
+# A `## Question N` heading of an answers file or key: its label and the rest of the line.
+ANSWER_HEADING = re.compile(r"^##[ \t]+Question[ \t]+(\S+?)[.:]?(?:[ \t]+(.*?))?[ \t]*$", re.M)
+
+
+def answer_labels(text: str) -> list[str]:
+    """The labels of the `## Question N` headings of `text`, in order."""
+    return [label for label, _ in ANSWER_HEADING.findall(text)]
 
 
 class Question:

@@ -8,8 +8,16 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from coursemodel import answers_template, status
+from coursemodel import answers_template, sheets, status
 from coursemodel.tests.made_up import make_converted_lab
+
+
+class AnswerHeadingTest(unittest.TestCase):
+    def test_a_heading_without_a_title_ends_at_its_line(self):
+        # A bare "## Question 4" once took the next line, and with it the next heading, as its title.
+        text = "## Question 1.1 (core)\ntext\n## Question a:\n## Question 4\n## Question 5 (core)\n"
+        self.assertEqual(sheets.answer_labels(text), ["1.1", "a", "4", "5"])
+        self.assertEqual(sheets.ANSWER_HEADING.findall(text)[-2:], [("4", ""), ("5", "(core)")])
 
 
 class AnswersTest(unittest.TestCase):

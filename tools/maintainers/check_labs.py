@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the course's root: its coursemodel package
 from coursemodel import labs  # noqa: E402
-from coursemodel.sheets import (ANSWER_HEADING, ANSWER_HEADING_LINE, SECTION, TODO, core_questions,  # noqa: E402
+from coursemodel.sheets import (ANSWER_HEADING, SECTION, TODO, answer_labels, core_questions,  # noqa: E402
                                 section_text, sheet_questions, stray_markers)
 
 # A hint line of the guided edition: a whole-line comment, `// HINT(step N): ...`.
@@ -55,7 +55,7 @@ def check_answer_key(root: Path, name: str, sheet_text: str) -> list[str]:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if first != f"# {name}: answer key (instructors)":
         problems.append(f"{name}: solutions/{name}/ANSWERS.md should open with '# {name}: answer key (instructors)'")
-    headings = ANSWER_HEADING.findall(text)
+    headings = answer_labels(text)
     labels = [q.label for q in questions]
     if len(set(labels)) != len(labels):
         twice = sorted({label for label in labels if labels.count(label) > 1})
@@ -72,7 +72,7 @@ def check_answer_key(root: Path, name: str, sheet_text: str) -> list[str]:
         if not any(q.accepts(heading) for q in questions):
             problems.append(f"{name}: solutions/{name}/ANSWERS.md has '## Question {heading}', which the "
                             f"sheet does not ask (its questions: {wanted})")
-    for heading, rest in ANSWER_HEADING_LINE.findall(text):
+    for heading, rest in ANSWER_HEADING.findall(text):
         question = next((q for q in questions if q.accepts(heading)), None)
         if question is not None and question.core != ("(core)" in rest):
             problems.append(f"{name}: solutions/{name}/ANSWERS.md: '## Question {heading}' should "
@@ -120,7 +120,7 @@ def answers_problems(lab_dir: Path, name: str, answers_file: str, sheet_text: st
     if not path.is_file():
         return [f"{name}: no {answers_file} in labs/{name}/ {remedy}"]
     try:
-        headings = ANSWER_HEADING.findall(path.read_text(encoding="utf-8"))
+        headings = answer_labels(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         return [f"{name}: labs/{name}/{answers_file} unreadable: {error}"]
     if headings != core:

@@ -93,7 +93,7 @@ class ConvertedLabTest(unittest.TestCase):
 
     def test_the_answers_file_lists_exactly_the_core_questions(self):
         text = (self.lab / "answers.md").read_text()
-        self.assertEqual(check_labs.ANSWER_HEADING.findall(text), ["1.1", "a"])
+        self.assertEqual(check_labs.answer_labels(text), ["1.1", "a"])
         self.assertIn("> Predict, then measure the time.", text)
         self.assertIn(answers_template.PREDICTION, text)
         (self.lab / "answers.md").write_text(text.replace("## Question a", "## Question b"))
