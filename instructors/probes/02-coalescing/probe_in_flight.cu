@@ -4,6 +4,8 @@
 #include "cuda_check.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 
 namespace in_flight {
 namespace {
@@ -54,58 +56,52 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass) copy_staged_kernel(const
     }
 }
 
-template <int kLoads>
-void launch_direct(const float* in, float* out, std::size_t count, int blocks_per_sm) {
-    int device = 0;
-    int sms = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    copy_direct_kernel<kLoads><<<blocks_per_sm * sms, kDirectThreads>>>(reinterpret_cast<const float4*>(in),
-                                                                         reinterpret_cast<float4*>(out), count / 4);
-    CUDA_CHECK_LAUNCH();
-}
-
-template <int kTiles>
-void launch_staged(const float* in, float* out, int rows, int cols) {
-    const dim3 grid(static_cast<unsigned>(cols / (kTile * kTiles)), static_cast<unsigned>(rows / kTile));
-    copy_staged_kernel<kTiles><<<grid, dim3(kTile, kRowsPerPass)>>>(in, out, cols);
-    CUDA_CHECK_LAUNCH();
+// Calls `body` with std::integral_constant<int, n> for the n (1, 2 or 4 loads or tiles) that the
+// kernels are compiled for; any other n is refused, naming `what`.
+template <class Body>
+decltype(auto) for_compiled_width(int n, const char* what, Body&& body) {
+    switch (n) {
+        case 1: return body(std::integral_constant<int, 1>{});
+        case 2: return body(std::integral_constant<int, 2>{});
+        case 4: return body(std::integral_constant<int, 4>{});
+        default: throw std::invalid_argument(std::string(what) + " must be 1, 2 or 4");
+    }
 }
 
 }  // namespace
 
 void copy_direct(const float* in, float* out, std::size_t count, int loads, int blocks_per_sm) {
     if (count % 4 != 0) throw std::invalid_argument("copy_direct: count must be a multiple of 4");
-    switch (loads) {
-        case 1: return launch_direct<1>(in, out, count, blocks_per_sm);
-        case 2: return launch_direct<2>(in, out, count, blocks_per_sm);
-        case 4: return launch_direct<4>(in, out, count, blocks_per_sm);
-        default: throw std::invalid_argument("copy_direct: loads must be 1, 2 or 4");
-    }
+    int device = 0;
+    int sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    for_compiled_width(loads, "copy_direct: loads", [&](auto width) {
+        copy_direct_kernel<decltype(width)::value><<<blocks_per_sm * sms, kDirectThreads>>>(
+            reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out), count / 4);
+    });
+    CUDA_CHECK_LAUNCH();
 }
 
 void copy_staged(const float* in, float* out, int rows, int cols, int tiles) {
     if (rows % kTile != 0 || cols % (kTile * tiles) != 0) {
         throw std::invalid_argument("copy_staged: rows and cols must be multiples of 32 and of 32 x tiles");
     }
-    switch (tiles) {
-        case 1: return launch_staged<1>(in, out, rows, cols);
-        case 2: return launch_staged<2>(in, out, rows, cols);
-        case 4: return launch_staged<4>(in, out, rows, cols);
-        default: throw std::invalid_argument("copy_staged: tiles must be 1, 2 or 4");
-    }
+    for_compiled_width(tiles, "copy_staged: tiles", [&](auto width) {
+        constexpr int kTiles = decltype(width)::value;
+        const dim3 grid(static_cast<unsigned>(cols / (kTile * kTiles)), static_cast<unsigned>(rows / kTile));
+        copy_staged_kernel<kTiles><<<grid, dim3(kTile, kRowsPerPass)>>>(in, out, cols);
+    });
+    CUDA_CHECK_LAUNCH();
 }
 
 int staged_blocks_per_sm(int tiles) {
-    int blocks = 0;
-    const int threads = kTile * kRowsPerPass;
-    switch (tiles) {
-        case 1: CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_staged_kernel<1>, threads, 0)); break;
-        case 2: CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_staged_kernel<2>, threads, 0)); break;
-        case 4: CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_staged_kernel<4>, threads, 0)); break;
-        default: throw std::invalid_argument("staged_blocks_per_sm: tiles must be 1, 2 or 4");
-    }
-    return blocks;
+    return for_compiled_width(tiles, "staged_blocks_per_sm: tiles", [](auto width) {
+        int blocks = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_staged_kernel<decltype(width)::value>,
+                                                                 kTile * kRowsPerPass, 0));
+        return blocks;
+    });
 }
 
 }  // namespace in_flight
