@@ -67,6 +67,22 @@ std::string json_string(std::string_view text) {
     return out + "\"";
 }
 
+std::string design_words(const char* text) {
+    std::string words;
+    if (text == nullptr) return words;
+    // Bounded: the student's array is read no further than the characters kept, plus its end.
+    for (std::size_t i = 0; i < 4 * kDesignLength && text[i] != '\0' && words.size() < kDesignLength; ++i) {
+        const char c = text[i];
+        if (c >= 0x20 && c < 0x7f && !(c == ' ' && (words.empty() || words.back() == ' '))) words += c;
+    }
+    while (!words.empty() && words.back() == ' ') words.pop_back();
+    return words;
+}
+
+StepInfo step_info(const CatalogueStep& step, const char* open_step_design) {
+    return {step.id, step.name, step.section, step.open ? design_words(open_step_design) : std::string()};
+}
+
 StepRecord& Results::entry(const StepInfo& step) {
     auto found = std::find_if(steps_.begin(), steps_.end(), [&](const StepRecord& r) { return r.step.id == step.id; });
     if (found != steps_.end()) return *found;
@@ -116,8 +132,9 @@ std::string Results::to_json() const {
             variants += fmt::format("{}{}", variants.empty() ? "" : ", ", json_perf(variant));
         }
         steps += fmt::format(
-            R"({{"id": {}, "name": {}, "section": {}, "correctness": {}, "perf": {}, "variants": [{}]}})",
+            R"({{"id": {}, "name": {}, "section": {},{} "correctness": {}, "perf": {}, "variants": [{}]}})",
             json_string(record.step.id), json_string(record.step.name), record.step.section,
+            record.step.design.empty() ? "" : fmt::format(R"( "design": {},)", json_string(record.step.design)),
             record.correctness ? json_verdict(*record.correctness) : "null",
             record.perf ? json_perf(*record.perf) : "null", variants);
     }

@@ -2,6 +2,9 @@
 // Verdicts per step, collected for the whole run, and written as JSON for the grader.
 #pragma once
 
+#include "step_catalogue.hpp"
+
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +31,21 @@ struct StepInfo {
     std::string id;
     std::string name;
     int section = 0;
+    /// An open step's design in its author's words (the student file's kOpenStepDesign), shown beside
+    /// the name; empty: none given, or not an open step.
+    std::string design = {};
 };
+
+/// The most characters of a student's design words that the table and the results keep.
+inline constexpr std::size_t kDesignLength = 40;
+
+/// `text` as the table may show it: printable ASCII only (anything else dropped), spaces trimmed,
+/// at most kDesignLength characters (the text is read no further than that).
+std::string design_words(const char* text);
+
+/// A catalogue step as the table and the results show it; for an open step, with `open_step_design`
+/// (the student's kOpenStepDesign) as its design words.
+StepInfo step_info(const CatalogueStep& step, const char* open_step_design = nullptr);
 
 /// The practical limit a lab is measured against, and the physical one above it.
 struct Roof {

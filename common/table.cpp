@@ -65,9 +65,13 @@ double PerfTable::percent_of_roof(double throughput) const {
     return roof_.value > 0 ? 100.0 * throughput / roof_.value : 0.0;
 }
 
+std::string shown_name(const StepInfo& step) {
+    return step.design.empty() ? step.name : fmt::format("{} (design: {})", step.name, step.design);
+}
+
 std::string PerfTable::render(bool colour) const {
     std::size_t name_width = 4;
-    for (const auto& row : rows_) name_width = std::max(name_width, row.step.name.size());
+    for (const auto& row : rows_) name_width = std::max(name_width, shown_name(row.step).size());
     std::vector<std::size_t> extra_width;
     for (std::size_t c = 0; c < extra_columns_.size(); ++c) {
         std::size_t width = extra_columns_[c].size();
@@ -84,7 +88,7 @@ std::string PerfTable::render(bool colour) const {
 
     const Row* previous = nullptr;
     for (const auto& row : rows_) {
-        std::string line = fmt::format("{:<5} {:<{}} ", row.step.id, row.step.name, name_width);
+        std::string line = fmt::format("{:<5} {:<{}} ", row.step.id, shown_name(row.step), name_width);
         if (row.verdict.passed()) {
             const std::string speedup = previous != nullptr ? fmt::format("{:.2f}x", speedup_over(*previous, row)) : "";
             line += fmt::format("{:>11} {:>10.1f} {:>8.1f}% {:>9}", format_ms(row.ms), row.throughput,

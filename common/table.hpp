@@ -47,6 +47,9 @@ private:
     std::vector<Row> rows_;
 };
 
+/// A step's name as the table prints it: an open step's with its author's design words beside it.
+std::string shown_name(const StepInfo& step);
+
 /// "vs prev" of `row`: its throughput over `previous`'s (their times' ratio where a row has none).
 double speedup_over(const PerfTable::Row& previous, const PerfTable::Row& row);
 

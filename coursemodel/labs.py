@@ -8,7 +8,19 @@ no meson.build yet, and is left out). lab.json is read here and only here, again
     title               one line
     student_files       the files a student edits and hands in (relative paths in the lab folder)
     harness             the harness executable the lab's meson.build builds
-    open_steps          the steps whose sheet gives the contract only, as strings ("4")
+    steps               the lab's step catalogue, in the order the harness runs them: each step an
+                        object with "id" ("6b"), "name" (as the table prints it: an open step's
+                        names the problem, never the reference's design), "section" (the lab
+                        sheet's), "open" (true: the sheet gives the contract only, the design is the
+                        student's), and optionally "grading" (the step's points and ratios over
+                        grading.json's defaults: keys of grading/config.py's STEP_KEYS, and a
+                        "comment") and "roofline" (what the docs' roofline needs: "flops" and
+                        "bytes" per "per", one unit of the step's work) and "sweep_model" (a model
+                        the docs draw beside the step's sweep: {"kind": "sectors", "bytes_written",
+                        "bytes_read", "caption"} or {"kind": "banks", "banks", "caption"}). The build generates the
+                        lab's constexpr step header from it (coursemodel/step_header.py).
+    open_steps          for a lab without a catalogue only: its open steps, as strings ("4"); with
+                        "steps", the open steps are those marked open, and this key is refused
     answers_file        the student's written answers (a Markdown file in the lab folder); read by a
                         person, never built, so never one of the student files
     student_host_calls  runtime functions a student file may call beyond kernel launches (C names,
@@ -26,18 +38,41 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 HARNESS_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 HOST_CALL = re.compile(r"^[A-Za-z_][\w:]*$")
 REQUIRED = ("name", "title", "student_files", "harness")
-OPTIONAL = ("open_steps", "answers_file", "student_host_calls")
+OPTIONAL = ("steps", "open_steps", "answers_file", "student_host_calls")
+STEP_ID = re.compile(r"^[0-9]+[a-z]?$")
+STEP_REQUIRED = ("id", "name", "section", "open")
+STEP_OPTIONAL = ("grading", "roofline", "sweep_model")
+SWEEP_MODELS = {"sectors": ("bytes_written", "bytes_read"), "banks": ("banks",)}  # tools/docs/plots.py draws them
+ROOFLINE_KEYS = ("flops", "bytes", "per")
+GRADING_KEYS = ("correctness_points", "performance_points", "full_ratio", "floor_ratio", "max_ratio", "metric",
+                "comment")  # grading/config.py checks the values
 
 
 class LabError(RuntimeError):
     """A lab that does not exist, or a lab.json that breaks the schema."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a lab's catalogue (lab.json "steps")."""
+    id: str
+    name: str
+    section: int
+    open: bool
+    grading: dict = field(default_factory=dict, hash=False, compare=False)  # over grading.json's defaults
+    roofline: dict | None = field(default=None, hash=False, compare=False)  # {"flops", "bytes", "per"}
+    sweep_model: dict | None = field(default=None, hash=False, compare=False)  # {"kind", its numbers, "caption"}
+
+    def intensity(self) -> float | None:
+        """Flops per byte of the step's compulsory traffic, or None: no floating-point work to plot."""
+        return self.roofline["flops"] / self.roofline["bytes"] if self.roofline else None
 
 
 @dataclass(frozen=True)
@@ -49,6 +84,11 @@ class Lab:
     open_steps: tuple[str, ...] = ()
     answers_file: str = ""
     student_host_calls: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+
+    def step(self, step_id: str) -> Step | None:
+        """The catalogue's step of that id, or None."""
+        return next((s for s in self.steps if s.id == step_id), None)
 
     def student_paths(self) -> list[str]:
         """Repository-relative paths of the files a student edits."""
@@ -94,9 +134,14 @@ def load(lab_dir: Path) -> Lab:
         bad("student_files", "must be a non-empty list of relative paths")
     if not isinstance(data["harness"], str) or not HARNESS_NAME.match(data["harness"]):
         bad("harness", "must be an executable's name")
+    steps = _steps(data.get("steps", []), bad)
     open_steps = data.get("open_steps", [])
+    if "steps" in data and "open_steps" in data:
+        bad("open_steps", "comes from the steps marked \"open\": true; remove it where there is a \"steps\" catalogue")
     if not _strings(open_steps, str.isdigit):
         bad("open_steps", "must be a list of step numbers as strings (\"4\")")
+    if steps:
+        open_steps = [step.id for step in steps if step.open]
     answers = data.get("answers_file", "")
     if not isinstance(answers, str) or (answers and ("/" in answers or not answers.endswith(".md"))):
         bad("answers_file", "must name a Markdown file in the lab folder (answers.md)")
@@ -106,7 +151,66 @@ def load(lab_dir: Path) -> Lab:
     if not _strings(calls, HOST_CALL.match):
         bad("student_host_calls", "must be a list of function names (C names, or qualified C++ names "
                                   "such as cl::Timeline::begin)")
-    return Lab(data["name"], data["title"], tuple(files), data["harness"], tuple(open_steps), answers, tuple(calls))
+    return Lab(data["name"], data["title"], tuple(files), data["harness"], tuple(open_steps), answers, tuple(calls),
+               steps)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _steps(value, bad) -> tuple[Step, ...]:
+    """lab.json's "steps", checked: `bad(key, why)` raises, naming the step."""
+    if not isinstance(value, list):
+        bad("steps", "must be a list of step objects")
+    steps: list[Step] = []
+    for index, entry in enumerate(value):
+        where = f"steps[{index}]"
+        if not isinstance(entry, dict):
+            bad(where, "must be an object with " + ", ".join(STEP_REQUIRED))
+        for key in STEP_REQUIRED:
+            if key not in entry:
+                bad(f"{where}.{key}", "is missing")
+        for key in entry:
+            if key not in STEP_REQUIRED + STEP_OPTIONAL:
+                bad(f"{where}.{key}", f"is not a step key (the keys: {', '.join(STEP_REQUIRED + STEP_OPTIONAL)})")
+        if not isinstance(entry["id"], str) or not STEP_ID.match(entry["id"]):
+            bad(f"{where}.id", "must be a step id as a string: a number, perhaps with a letter (\"6b\")")
+        if entry["id"] in (s.id for s in steps):
+            bad(f"{where}.id", f"repeats step {entry['id']}")
+        name = entry["name"]
+        if not isinstance(name, str) or not name.strip() or not name.isprintable() or not name.isascii() \
+                or '"' in name or "\\" in name:
+            bad(f"{where}.name", "must be a line of printable ASCII without quotes or backslashes")
+        if not isinstance(entry["section"], int) or isinstance(entry["section"], bool) or entry["section"] < 1:
+            bad(f"{where}.section", "must be the lab sheet's section number (>= 1)")
+        if not isinstance(entry["open"], bool):
+            bad(f"{where}.open", "must be true or false")
+        grading = entry.get("grading", {})
+        if not isinstance(grading, dict):
+            bad(f"{where}.grading", "must be an object (keys as in grading.json's \"defaults\", and a \"comment\")")
+        for key in grading:
+            if key not in GRADING_KEYS:
+                bad(f"{where}.grading.{key}", f"is not a grading key (the keys: {', '.join(GRADING_KEYS)})")
+        roofline = entry.get("roofline")
+        if roofline is not None and not (isinstance(roofline, dict) and set(roofline) == set(ROOFLINE_KEYS)
+                                         and _is_number(roofline["flops"]) and _is_number(roofline["bytes"])
+                                         and roofline["flops"] > 0 and roofline["bytes"] > 0
+                                         and isinstance(roofline["per"], str)):
+            bad(f"{where}.roofline", "must be {\"flops\": > 0, \"bytes\": > 0, \"per\": what one unit of work is}")
+        model = entry.get("sweep_model")
+        if model is not None and not (isinstance(model, dict) and model.get("kind") in SWEEP_MODELS
+                                      and set(model) == {"kind", "caption", *SWEEP_MODELS[model["kind"]]}
+                                      and isinstance(model["caption"], str)
+                                      and all(isinstance(model[k], int) and model[k] > 0
+                                              for k in SWEEP_MODELS[model["kind"]])):
+            bad(f"{where}.sweep_model", "must be {\"kind\": " + " or ".join(
+                f"\"{kind}\" with {', '.join(keys)}" for kind, keys in SWEEP_MODELS.items())
+                + " (whole numbers > 0), \"caption\": a sentence}")
+        steps.append(Step(entry["id"], name, entry["section"], entry["open"], dict(grading), roofline, model))
+    if value and not any(s.open for s in steps):
+        bad("steps", "must mark one step \"open\": true (the step whose design is the student's)")
+    return tuple(steps)
 
 
 def lab_dirs(root: Path) -> list[Path]:
@@ -146,7 +250,9 @@ def main(argv: list[str]) -> int:
         if value is None or argv[3].startswith("_"):
             print(f"error: lab.json has no key '{argv[3]}'", file=sys.stderr)
             return 2
-        print("\n".join(value) if isinstance(value, tuple) else value)
+        if isinstance(value, tuple):
+            value = [v.id if isinstance(v, Step) else v for v in value]
+        print("\n".join(value) if isinstance(value, list) else value)
         return 0
     print(__doc__.split("\n\n")[-1], file=sys.stderr)
     return 2

@@ -9,7 +9,8 @@ One schema, versioned in the file itself ("schema": "cuda-labs-results/1"):
     device   the GPU, one line       skipped  why the run did nothing ("" when it ran)
     problem  what went wrong outside any step ("")
     roof     {name, value, unit, ceiling} or null
-    steps    [{id, name, section, correctness, perf, variants}]: correctness {status, message} or
+    steps    [{id, name, section, design, correctness, perf, variants}]: design the open step's design
+             in the student's words (kOpenStepDesign; "" when none); correctness {status, message} or
              null; perf {status, message, time_ms, throughput, unit, percent_of_roof, variant} or
              null (the fastest passing variant); variants: every timed variant, as perf
 
@@ -31,6 +32,10 @@ STATUSES = ("passed", "not_implemented", "wrong", "error", "skipped")
 MAX_BYTES = 4 << 20  # a results file is a few KiB
 MAX_STEPS = 1000
 MAX_VARIANTS = 1000
+DESIGN_LENGTH = 40  # common/results.hpp: kDesignLength
+# Characters no text from a harness or a submission keeps (the grader's too: grading/safeio.py): C0
+# controls but tab and newline, DEL, C1 controls, and the Unicode controls that reorder or hide text
+# (bidirectional overrides and isolates, zero-width joiners and marks).
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
@@ -58,6 +63,13 @@ class Results:
 def line(text, limit: int = 2000) -> str:
     """One line of text from a harness: no control characters, no line breaks, at most `limit`."""
     return CONTROL.sub("", str(text)).replace("\r", "").replace("\n", " ").replace("\t", " ")[:limit]
+
+
+def design_words(text) -> str:
+    """An open step's design in its author's words, as common/results.cpp keeps them: printable
+    ASCII only, runs of spaces as one, at most DESIGN_LENGTH characters ("" when none)."""
+    words = re.sub(" +", " ", re.sub(r"[^\x20-\x7e]", "", str(text))).strip()
+    return words[:DESIGN_LENGTH].rstrip()
 
 
 def _number(value) -> float | None:
@@ -102,6 +114,7 @@ def _step(value, index: int) -> dict:
     if not isinstance(variants, list) or len(variants) > MAX_VARIANTS:
         raise ResultsError(f"{where}: 'variants' must be a list")
     return {"id": line(value["id"]), "name": line(value.get("name", ""), 200),
+            "design": design_words(value.get("design", "")),
             "section": section if isinstance(section, int) and not isinstance(section, bool) else 0,
             "correctness": _verdict(value.get("correctness"), f"{where}'s correctness"),
             "perf": _perf(value.get("perf"), f"{where}'s perf"),

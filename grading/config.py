@@ -77,6 +77,17 @@ def parse_size(text) -> int:
     return int(float(match.group(1)) * scale)
 
 
+def catalogue_rules(course_root: Path) -> dict[str, dict[str, dict]]:
+    """lab -> step id -> the step's grading rule, from the labs' catalogues (lab.json "steps")."""
+    from coursemodel import labs  # the course model reads lab.json
+
+    try:
+        return {lab.name: {step.id: step.grading for step in lab.steps if step.grading}
+                for lab in labs.discover(Path(course_root))}
+    except labs.LabError as error:
+        raise ConfigError(str(error)) from error
+
+
 def _merge(base: dict, override: dict) -> dict:
     out = copy.deepcopy(base)
     for key, value in override.items():
@@ -88,22 +99,33 @@ def _merge(base: dict, override: dict) -> dict:
 
 
 class Config:
-    def __init__(self, data: dict | None = None, source: str = "built-in defaults"):
+    """grading.json over BUILTIN, and the steps' own rules from the labs' catalogues (lab.json
+    "steps"[].grading, `lab_rules`: lab -> step id -> rule)."""
+
+    def __init__(self, data: dict | None = None, source: str = "built-in defaults",
+                 lab_rules: dict[str, dict[str, dict]] | None = None):
         self.source = source
         self.data = _merge(BUILTIN, data or {})
+        self.lab_rules = lab_rules or {}
         self._validate()
 
     @classmethod
-    def load(cls, path: Path | None) -> "Config":
+    def load(cls, path: Path | None, course_root: Path | None = None) -> "Config":
+        """grading.json at `path`, with the step rules of the labs at `course_root` (by default the
+        course that holds `path` as grading/grading.json, if it is one)."""
+        if course_root is None and path is not None and (Path(path).resolve().parent.parent / "labs").is_dir():
+            course_root = Path(path).resolve().parent.parent
+        lab_rules = catalogue_rules(course_root) if course_root is not None else None
         if path is None or not Path(path).is_file():
-            return cls(None, "built-in defaults" if path is None else f"built-in defaults ({path} not found)")
+            return cls(None, "built-in defaults" if path is None else f"built-in defaults ({path} not found)",
+                       lab_rules)
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise ConfigError(f"{path}: {error}") from error
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
-        return cls(data, str(path))
+        return cls(data, str(path), lab_rules)
 
     def _validate(self) -> None:
         self._check_rule(self.data["defaults"], "defaults")
@@ -121,6 +143,9 @@ class Config:
                 if not isinstance(rule, dict):
                     raise ConfigError(f"labs.{lab}.steps.{step} must be an object")
                 self._check_rule(rule, f"labs.{lab}.steps.{step}")
+        for lab, steps in self.lab_rules.items():
+            for step, rule in steps.items():
+                self._check_rule(rule, f"labs/{lab}/lab.json: step {step}: grading")
         limits = self.data["limits"]
         for key in ("build_timeout_s", "run_timeout_s", "sanitizer_timeout_s", "submission_timeout_s"):
             if not _is_number(limits.get(key)) or limits[key] <= 0:
@@ -183,10 +208,11 @@ class Config:
             raise ConfigError(f"{where}.full_ratio must be > 0")
 
     def step_rule(self, lab: str, step: str) -> StepRule:
-        """Defaults, then the lab's own values, then the step's."""
+        """Defaults, then grading.json's values for the lab, then the step's rule in the lab's
+        catalogue (lab.json), then grading.json's for the step (an instructor's override)."""
         merged = {key: self.data["defaults"][key] for key in STEP_KEYS}
         lab_entry = self.data["labs"].get(lab, {})
-        for layer in (lab_entry, lab_entry.get("steps", {}).get(step, {})):
+        for layer in (lab_entry, self.lab_rules.get(lab, {}).get(step, {}), lab_entry.get("steps", {}).get(step, {})):
             merged.update({key: layer[key] for key in STEP_KEYS if key in layer})
         if merged["floor_ratio"] > merged["full_ratio"]:
             raise ConfigError(f"{lab} step {step}: floor_ratio is above full_ratio")

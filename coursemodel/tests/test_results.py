@@ -61,6 +61,11 @@ class ResultsTest(unittest.TestCase):
         run = self.parse(a_run(roof={"name": "r", "value": float("inf"), "unit": "GB/s", "ceiling": 1}))
         self.assertIsNone(run.roof["value"])
 
+    def test_the_design_words_keep_printable_ascii_only_and_forty_characters(self):
+        run = self.parse(a_run(steps=[{"id": "4", "name": "open: x", "design": "\u202eevil\x1b[31m  tiles\u00e9 " + "y" * 60}]))
+        self.assertEqual(run.step("4")["design"], "evil[31m tiles " + "y" * 25)
+        self.assertEqual(self.parse(a_run()).step("1")["design"], "")
+
     def test_load_names_the_file(self):
         path = Path(tempfile.mkdtemp()) / "01-matadd.json"
         with self.assertRaisesRegex(results.ResultsError, "01-matadd.json"):
@@ -102,6 +107,8 @@ class WrittenByTheHarnessLibraryTest(unittest.TestCase):
         self.assertEqual(one["variants"][0]["time_ms"], 2.0)
         self.assertEqual((two["id"], two["correctness"]["status"], two["perf"], two["variants"]),
                          ("2a", "wrong", None, []))
+        self.assertEqual(raw["steps"][1]["design"], "tiles of 32 by 33, and a very long tail")  # 40 characters
+        self.assertEqual((one["design"], two["design"]), ("", "tiles of 32 by 33, and a very long tail"))
 
 
 if __name__ == "__main__":

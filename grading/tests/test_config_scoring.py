@@ -39,6 +39,25 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(config.step_rule("01-x", "2").correctness_points, 5)
         self.assertEqual(config.step_rule("02-y", "1").performance_points, 1)
 
+    def test_the_catalogue_rule_lies_between_the_lab_and_the_step_overrides(self):
+        catalogue = {"01-x": {"2": {"performance_points": 0.5, "full_ratio": 0.6, "comment": "slow on purpose"}}}
+        config = Config({"labs": {"01-x": {"full_ratio": 0.7}}}, lab_rules=catalogue)
+        self.assertEqual((config.step_rule("01-x", "2").performance_points, config.step_rule("01-x", "2").full_ratio),
+                         (0.5, 0.6))
+        self.assertEqual(config.step_rule("01-x", "1").full_ratio, 0.7)
+        config = Config({"labs": {"01-x": {"steps": {"2": {"full_ratio": 0.8}}}}}, lab_rules=catalogue)
+        self.assertEqual(config.step_rule("01-x", "2").full_ratio, 0.8)
+        with self.assertRaisesRegex(ConfigError, "labs/01-x/lab.json: step 2: grading.full_ratio"):
+            Config(None, lab_rules={"01-x": {"2": {"full_ratio": -1}}})
+
+    def test_the_course_file_keeps_course_wide_settings_and_the_labs_their_steps(self):
+        data = json.loads((REPO / "grading" / "grading.json").read_text())
+        self.assertNotIn("step_ids", json.dumps(data))
+        self.assertFalse(any(entry.get("steps") for entry in data["labs"].values()),
+                         "a step's own rule belongs in its lab.json (steps[].grading)")
+        self.assertEqual(Config.load(REPO / "grading" / "grading.json").step_rule("13-scan", "5").performance_points,
+                         1.5)
+
     def test_missing_file_means_builtin_defaults(self):
         config = Config.load(REPO / "grading" / "does-not-exist.json")
         self.assertIn("built-in", config.source)

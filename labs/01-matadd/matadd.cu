@@ -38,7 +38,7 @@ __global__ void add_2d_swapped_kernel(const float* a, const float* b, float* c, 
 }
 
 // Slow before: one 4-byte load per thread, and a grid as large as the matrix.
-__global__ void add_grid_stride_vectorized_kernel(const float* a, const float* b, float* c, std::size_t count) {
+__global__ void add_open_step_kernel(const float* a, const float* b, float* c, std::size_t count) {
     // TODO(step 4): (open step: your design) c[i] = a[i] + b[i] for every i < count, as fast as the
     // memory allows, whatever grid the launcher starts: at most as many blocks of 256 threads as
     // fit on the GPU at once, never more threads than count / 4 rounded up. a, b and c are 16-byte
@@ -63,6 +63,15 @@ cudaError_t add_matrices(const float* a, const float* b, float* c, int rows, int
     (void)a, (void)b, (void)c, (void)rows, (void)cols, (void)threads_per_block, (void)kernel_ms;  // delete this line
     return cudaSuccess;
 }
+
+}  // namespace matadd
+
+namespace matadd {
+
+// TODO(step 4): name your design of step 4 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 4.
+const char kOpenStepDesign[] = "";
 
 }  // namespace matadd
 

@@ -43,16 +43,16 @@ void add_2d_grid_swapped(const float* a, const float* b, float* c, int rows, int
     CUDA_CHECK_LAUNCH();
 }
 
-void add_grid_stride_vectorized(const float* a, const float* b, float* c, int rows, int cols) {
-    // A float4 access at an address that is not a multiple of 16 is a misaligned-address error.
+void add_open_step(const float* a, const float* b, float* c, int rows, int cols) {
+    // The contract promises 16-byte aligned arrays: a wider access relies on it.
     if (!aligned_16(a) || !aligned_16(b) || !aligned_16(c)) {
-        throw std::invalid_argument("add_grid_stride_vectorized: float4 access needs 16-byte aligned pointers");
+        throw std::invalid_argument("add_open_step: a, b and c must be 16-byte aligned");
     }
-    // Enough blocks to fill every SM once, never more than the float4s need.
+    // Enough blocks to fill every SM once, never more threads than count / 4 rounded up.
     const std::size_t count = element_count(rows, cols);
-    const unsigned int grid = cl::grid_stride_blocks(add_grid_stride_vectorized_kernel, kThreadsGridStride,
+    const unsigned int grid = cl::grid_stride_blocks(add_open_step_kernel, kThreadsGridStride,
                                                      (count + 3) / 4);
-    add_grid_stride_vectorized_kernel<<<grid, kThreadsGridStride>>>(a, b, c, count);
+    add_open_step_kernel<<<grid, kThreadsGridStride>>>(a, b, c, count);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -50,8 +50,8 @@ constexpr int kOddHostThreads = 100;
 // More threads than any block may have (1024): the launch must fail, and step 5 must say so.
 constexpr int kTooManyThreads = 2048;
 
-cl::StepInfo info(const matadd::Step& step) { return {step.id, step.name, step.section}; }
-cl::StepInfo info(const matadd::HostStep& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const matadd::Step& step) { return cl::step_info(step, matadd::kOpenStepDesign); }
+cl::StepInfo info(const matadd::HostStep& step) { return cl::step_info(step, matadd::kOpenStepDesign); }
 
 // Inputs on the host and the device, the poisoned output, and the reference in double precision.
 struct Problem {
@@ -296,7 +296,7 @@ TEST_CASE("01-matadd above 2^31 elements" * doctest::test_suite("correctness")) 
     }
     PatternProblem problem(kLargeShape);
     for (const auto& step : steps) {
-        const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section};
+        const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section, info(step).design};
         const cl::Verdict verdict = cl::check_step(large, [&] {
             problem.c.poison();
             problem.launch(step);

@@ -44,7 +44,7 @@ __global__ void advance_soa_kernel(ParticleArrays particles, PositionArrays next
 }
 
 // Slow before: step 1 at offset 0 is coalesced and still well below the roof (question 1.3 asks why).
-__global__ void copy_vectorized_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t count) {
+__global__ void copy_open_step_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t count) {
     // TODO(step 5): (open step: your design) out[i] = in[i] for every i < count, as fast as the
     // memory allows, whatever grid the launcher starts: at most enough blocks to fill every SM
     // once, never more threads than count / 4 rounded up. in and out are 16-byte aligned (the
@@ -53,6 +53,15 @@ __global__ void copy_vectorized_kernel(const float* __restrict__ in, float* __re
 }
 
 }  // namespace
+}  // namespace coalescing
+
+namespace coalescing {
+
+// TODO(step 5): name your design of step 5 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 5.
+const char kOpenStepDesign[] = "";
+
 }  // namespace coalescing
 
 // The launchers: given, the same for everyone. They check the arguments, choose the grids and

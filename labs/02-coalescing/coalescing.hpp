@@ -3,6 +3,8 @@
 // Host-only: no CUDA syntax here.
 #pragma once
 
+#include "coalescing_steps.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -66,16 +68,13 @@ void advance_aos(const Particle* particles, Position* next, std::size_t count, f
 /// Step 4: step 3 on the structure-of-arrays layout.
 void advance_soa(ParticleArrays particles, PositionArrays next, std::size_t count, float dt);
 
-/// Step 5: out[i] = in[i] for every i < count, 16 bytes at a time. Both pointers must be
+/// Step 5 (open step): out[i] = in[i] for every i < count. Both pointers must be
 /// 16-byte aligned (cudaMalloc's are 256-byte aligned); count may be anything.
-void copy_vectorized(const float* in, float* out, std::size_t count);
+void copy_open_step(const float* in, float* out, std::size_t count);
 
 /// One step: as the table and the lab sheet name it, and its launcher.
 template <class Launcher>
-struct Step {
-    const char* id;
-    const char* name;
-    int section;  ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     Launcher launch;
 };
 
@@ -90,16 +89,25 @@ struct Steps {
     Step<ShiftedCopy> stride;
     Step<AosAdvance> aos;
     Step<SoaAdvance> soa;
-    Step<PlainCopy> vectorized;
+    Step<PlainCopy> open_step;
 };
 
 inline constexpr Steps kSteps{
-    {"1", "copy, out[i] = in[i + offset]", 1, copy_with_offset},
-    {"2", "copy, out[i] = in[i * stride]", 2, copy_with_stride},
-    {"3", "particles, array of structures", 3, advance_aos},
-    {"4", "particles, structure of arrays", 4, advance_soa},
-    {"5", "copy, float4, grid-stride", 5, copy_vectorized},
+    {catalogue::kStep1, copy_with_offset},
+    {catalogue::kStep2, copy_with_stride},
+    {catalogue::kStep3, advance_aos},
+    {catalogue::kStep4, advance_soa},
+    {catalogue::kStep5, copy_open_step},
 };
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps.offset, kSteps.stride, kSteps.aos, kSteps.soa,
+                                  kSteps.open_step),
+              "the step tables above must list the steps of labs/02-coalescing/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 // --- given, not part of the exercise: the large perf inputs are filled on the device -------
 

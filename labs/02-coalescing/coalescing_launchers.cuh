@@ -53,15 +53,15 @@ void advance_soa(ParticleArrays particles, PositionArrays next, std::size_t coun
     CUDA_CHECK_LAUNCH();
 }
 
-void copy_vectorized(const float* in, float* out, std::size_t count) {
-    // A float4 load from an address that is not a multiple of 16 is a misaligned-address error.
+void copy_open_step(const float* in, float* out, std::size_t count) {
+    // The contract promises 16-byte aligned arrays: a wider access relies on it.
     if (!aligned_16(in) || !aligned_16(out)) {
-        throw std::invalid_argument("copy_vectorized: float4 access needs 16-byte aligned pointers");
+        throw std::invalid_argument("copy_open_step: in and out must be 16-byte aligned");
     }
     if (count == 0) return;
-    // Enough blocks to fill every SM once, never more than the float4s need.
-    const unsigned int grid = cl::grid_stride_blocks(copy_vectorized_kernel, kThreadsVectorized, (count + 3) / 4);
-    copy_vectorized_kernel<<<grid, kThreadsVectorized>>>(in, out, count);
+    // Enough blocks to fill every SM once, never more threads than count / 4 rounded up.
+    const unsigned int grid = cl::grid_stride_blocks(copy_open_step_kernel, kThreadsVectorized, (count + 3) / 4);
+    copy_open_step_kernel<<<grid, kThreadsVectorized>>>(in, out, count);
     CUDA_CHECK_LAUNCH();
 }
 

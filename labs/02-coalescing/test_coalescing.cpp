@@ -42,7 +42,7 @@ using coalescing::Position;
 
 template <class Launcher>
 cl::StepInfo info(const coalescing::Step<Launcher>& step) {
-    return {step.id, step.name, step.section};
+    return cl::step_info(step, coalescing::kOpenStepDesign);
 }
 
 template <class T>
@@ -143,7 +143,7 @@ cl::Comparison run_vectorized_case(std::size_t count) {
     // would pass it; the guard band after `out` is what fails such a step ("wrote past the end of out").
     cl::DeviceBuffer<float> out(count, "out");
     out.poison();
-    kSteps.vectorized.launch(in.data(), out.data(), count);
+    kSteps.open_step.launch(in.data(), out.data(), count);
     const std::vector<float> got = out.to_host();
     return compare_copy(host_in, got, fmt::format("for {} floats", count));
 }
@@ -557,7 +557,7 @@ TEST_CASE("02-coalescing correctness" * doctest::test_suite("correctness")) {
     CHECK_MESSAGE(soa.passed(), soa.message);
 
     const std::vector<std::size_t> sizes = vectorized_sizes();
-    const cl::Verdict vectorized = cl::check_step(info(kSteps.vectorized), [&] {
+    const cl::Verdict vectorized = cl::check_step(info(kSteps.open_step), [&] {
         return cl::first_failure<std::size_t>(sizes, run_vectorized_case);
     });
     CHECK_MESSAGE(vectorized.passed(), vectorized.message);
@@ -637,9 +637,9 @@ TEST_CASE("02-coalescing performance" * doctest::test_suite("perf")) {
                 {"SOA, 8 arrays", "36 B/particle"});
     }
 
-    add_row(info(kSteps.vectorized),
+    add_row(info(kSteps.open_step),
             copies.time(
-                info(kSteps.vectorized), [&](const float* in) { kSteps.vectorized.launch(in, copies.out(), count); },
+                info(kSteps.open_step), [&](const float* in) { kSteps.open_step.launch(in, copies.out(), count); },
                 0, 1, table, "float4"),
             {"float4", "8 B/float"});
     table.print();

@@ -41,7 +41,7 @@ __global__ void matmul_row_from_x_kernel(const float* a, const float* b, float* 
 }
 
 // Slow before: step 2's mapping of threads to elements (question 2.1 counts the sectors its warps touch).
-__global__ void matmul_row_from_y_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+__global__ void matmul_open_step_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
     // TODO(step 3): (open step: your design) C = A * B, every element written once, on the grid the
     // launcher starts: blocks of 32 x 8 threads, ceil(n / 32) of them along x and ceil(m / 8) along
     // y, so at least one thread per element, and threads without an element write nothing. Which thread
@@ -59,6 +59,15 @@ __global__ void matmul_view_kernel(MatrixView<const float> a, MatrixView<const f
 }
 
 }  // namespace
+}  // namespace matmul_naive
+
+namespace matmul_naive {
+
+// TODO(step 3): name your design of step 3 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 3.
+const char kOpenStepDesign[] = "";
+
 }  // namespace matmul_naive
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -31,10 +31,10 @@ void matmul_row_from_x(const float* a, const float* b, float* c, int m, int n, i
     CUDA_CHECK_LAUNCH();
 }
 
-void matmul_row_from_y(const float* a, const float* b, float* c, int m, int n, int k) {
+void matmul_open_step(const float* a, const float* b, float* c, int m, int n, int k) {
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid(cl::blocks_for(n, kBlockX), cl::blocks_for(m, kBlockY));  // x covers the columns, y the rows
-    matmul_row_from_y_kernel<<<grid, block>>>(a, b, c, m, n, k);
+    matmul_open_step_kernel<<<grid, block>>>(a, b, c, m, n, k);
     CUDA_CHECK_LAUNCH();
 }
 

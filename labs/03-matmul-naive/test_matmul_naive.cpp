@@ -198,7 +198,7 @@ private:
     cl::RefilledInput<float> a_, b_;
 };
 
-cl::StepInfo info(const matmul_naive::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const matmul_naive::Step& step) { return cl::step_info(step, matmul_naive::kOpenStepDesign); }
 
 // The table's extra columns: the size the row ran at, and the least traffic over the time.
 std::vector<std::string> extras(const Shape& s, double ms, bool passed) {

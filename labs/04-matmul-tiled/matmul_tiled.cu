@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads,
 template <int kBm, int kBn, int kBk, int kTm, int kTn,
           int kMinBlocks = Tiling<kBm, kBn, kBk, kTm, kTn>::kMinBlocksPerSm>
 __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads, kMinBlocks)
-    register_tiled_float4_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+    matmul_open_step_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                                  int m, int n, int k) {
     // TODO(step 6): (open step: your design) c = a * b for any m, n and k, as fast as you can. The
     // launcher starts ceil(n / kBn) x ceil(m / kBm) blocks (grid x by y) of T::kThreads = 256
@@ -117,6 +117,15 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads, kMi
 }
 
 }  // namespace
+}  // namespace matmul_tiled
+
+namespace matmul_tiled {
+
+// TODO(step 6): name your design of step 6 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 6.
+const char kOpenStepDesign[] = "";
+
 }  // namespace matmul_tiled
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -3,6 +3,7 @@
 // kernels (nvcc). Host-only: no CUDA syntax here.
 #pragma once
 
+#include "matmul_tiled_steps.hpp"
 #include "occupancy.hpp"
 
 #include <array>
@@ -25,7 +26,7 @@ void tiled_32(const float* a, const float* b, float* c, int m, int n, int k);
 void tiled_unrolled(const float* a, const float* b, float* c, int m, int n, int k);
 void register_tiled_1d(const float* a, const float* b, float* c, int m, int n, int k);
 void register_tiled_2d(const float* a, const float* b, float* c, int m, int n, int k);
-void register_tiled_float4(const float* a, const float* b, float* c, int m, int n, int k);
+void matmul_open_step(const float* a, const float* b, float* c, int m, int n, int k);
 
 /// The resources of each step's kernel in the configuration its launcher uses.
 KernelResources tiled_16_resources();
@@ -33,7 +34,7 @@ KernelResources tiled_32_resources();
 KernelResources tiled_unrolled_resources();
 KernelResources register_tiled_1d_resources();
 KernelResources register_tiled_2d_resources();
-KernelResources register_tiled_float4_resources();
+KernelResources matmul_open_step_resources();
 
 /// The occupancy exercise: step 6's kernel compiled with __launch_bounds__(256, min_blocks_per_sm)
 /// for each of kOccupancyMinBlocks (2 is step 6's own). The launch, its resources, and its local
@@ -41,28 +42,33 @@ KernelResources register_tiled_float4_resources();
 /// min_blocks_per_sm throws std::invalid_argument.
 inline constexpr std::array<int, 3> kOccupancyMinBlocks{1, 2, 3};
 inline constexpr const char* kOccupancyStep = "6";
-void register_tiled_float4_bounded(int min_blocks_per_sm, const float* a, const float* b, float* c, int m, int n,
+void matmul_open_step_bounded(int min_blocks_per_sm, const float* a, const float* b, float* c, int m, int n,
                                    int k);
-KernelResources register_tiled_float4_bounded_resources(int min_blocks_per_sm);
-std::size_t register_tiled_float4_bounded_local_bytes(int min_blocks_per_sm);
+KernelResources matmul_open_step_bounded_resources(int min_blocks_per_sm);
+std::size_t matmul_open_step_bounded_local_bytes(int min_blocks_per_sm);
 /// The number of blocks in step 6's grid for an m x n product.
-long long register_tiled_float4_grid_blocks(int m, int n);
+long long matmul_open_step_grid_blocks(int m, int n);
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     Launcher launch;
     ResourceQuery resources;
 };
 
 inline constexpr std::array<Step, 6> kSteps{{
-    {"1", "shared-memory tiles 16x16", 1, tiled_16, tiled_16_resources},
-    {"2", "shared-memory tiles 32x32", 2, tiled_32, tiled_32_resources},
-    {"3", "32x32, compile-time tile, unrolled", 3, tiled_unrolled, tiled_unrolled_resources},
-    {"4", "1-D register tiling, 8 outputs per thread", 4, register_tiled_1d, register_tiled_1d_resources},
-    {"5", "2-D register tiling, 8x8 outputs per thread", 5, register_tiled_2d, register_tiled_2d_resources},
-    {"6", "float4 loads, staged a slice ahead", 6, register_tiled_float4, register_tiled_float4_resources},
+    {catalogue::kStep1, tiled_16, tiled_16_resources},
+    {catalogue::kStep2, tiled_32, tiled_32_resources},
+    {catalogue::kStep3, tiled_unrolled, tiled_unrolled_resources},
+    {catalogue::kStep4, register_tiled_1d, register_tiled_1d_resources},
+    {catalogue::kStep5, register_tiled_2d, register_tiled_2d_resources},
+    {catalogue::kStep6, matmul_open_step, matmul_open_step_resources},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps),
+              "the step tables above must list the steps of labs/04-matmul-tiled/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 }  // namespace matmul_tiled

@@ -38,7 +38,7 @@ static_assert(StepTiling::kMinBlocksPerSm == kOccupancyMinBlocks[1],
 // Step 6's kernel with __launch_bounds__(StepTiling::kThreads, kMinBlocks): the occupancy exercise.
 template <int kMinBlocks>
 void launch_bounded_float4(const float* a, const float* b, float* c, int m, int n, int k) {
-    register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN, kMinBlocks>
+    matmul_open_step_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN, kMinBlocks>
         <<<block_tile_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
     CUDA_CHECK_LAUNCH();
 }
@@ -46,7 +46,7 @@ void launch_bounded_float4(const float* a, const float* b, float* c, int m, int 
 template <int kMinBlocks>
 const void* bounded_float4_kernel() {
     return reinterpret_cast<const void*>(
-        register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN, kMinBlocks>);
+        matmul_open_step_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN, kMinBlocks>);
 }
 
 [[noreturn]] void unknown_min_blocks(int min_blocks_per_sm) {
@@ -93,13 +93,13 @@ void register_tiled_2d(const float* a, const float* b, float* c, int m, int n, i
     CUDA_CHECK_LAUNCH();
 }
 
-void register_tiled_float4(const float* a, const float* b, float* c, int m, int n, int k) {
-    register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>
+void matmul_open_step(const float* a, const float* b, float* c, int m, int n, int k) {
+    matmul_open_step_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>
         <<<block_tile_grid<StepTiling>(m, n), StepTiling::kThreads>>>(a, b, c, m, n, k);
     CUDA_CHECK_LAUNCH();
 }
 
-void register_tiled_float4_bounded(int min_blocks_per_sm, const float* a, const float* b, float* c, int m, int n,
+void matmul_open_step_bounded(int min_blocks_per_sm, const float* a, const float* b, float* c, int m, int n,
                                    int k) {
     switch (min_blocks_per_sm) {
         case 1: launch_bounded_float4<1>(a, b, c, m, n, k); return;
@@ -109,7 +109,7 @@ void register_tiled_float4_bounded(int min_blocks_per_sm, const float* a, const 
     }
 }
 
-long long register_tiled_float4_grid_blocks(int m, int n) {
+long long matmul_open_step_grid_blocks(int m, int n) {
     const dim3 grid = block_tile_grid<StepTiling>(m, n);
     return static_cast<long long>(grid.x) * grid.y * grid.z;
 }
@@ -136,16 +136,16 @@ KernelResources register_tiled_2d_resources() {
                                 StepTiling::kThreads, 0);
 }
 
-KernelResources register_tiled_float4_resources() {
-    return cl::kernel_resources(register_tiled_float4_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
+KernelResources matmul_open_step_resources() {
+    return cl::kernel_resources(matmul_open_step_kernel<kBlockM, kBlockN, kBlockK, kThreadM, kThreadN>,
                                 StepTiling::kThreads, 0);
 }
 
-KernelResources register_tiled_float4_bounded_resources(int min_blocks_per_sm) {
+KernelResources matmul_open_step_bounded_resources(int min_blocks_per_sm) {
     return cl::kernel_resources(bounded_float4_address(min_blocks_per_sm), StepTiling::kThreads, 0);
 }
 
-std::size_t register_tiled_float4_bounded_local_bytes(int min_blocks_per_sm) {
+std::size_t matmul_open_step_bounded_local_bytes(int min_blocks_per_sm) {
     cudaFuncAttributes attributes{};
     CUDA_CHECK(cudaFuncGetAttributes(&attributes, bounded_float4_address(min_blocks_per_sm)));
     return attributes.localSizeBytes;

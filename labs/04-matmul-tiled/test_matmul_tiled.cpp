@@ -122,7 +122,7 @@ struct Problem {
     cl::Comparison compare() const { return check_product(expected, bound, c.to_host(), shape.k, shape.label()); }
 };
 
-cl::StepInfo info(const matmul_tiled::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const matmul_tiled::Step& step) { return cl::step_info(step, matmul_tiled::kOpenStepDesign); }
 
 }  // namespace
 
@@ -269,13 +269,23 @@ TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
     REQUIRE_MESSAGE(problem.reference_check().ok(), problem.reference_check().describe());
     const Shape s = PerfProblem::s;
 
-    // The ceiling: the FP32 peak, SMs x 128 lanes x 2 flops x clock. A step above it did no work.
-    const cl::Roof roof{"cuBLAS SGEMM FP32 (no TF32)", cl::gigaflops(problem.flops, problem.roof_ms), "GFLOP/s",
-                        cl::current_device().fp32_peak_gflops()};
-    cl::PerfTable table =
-        cl::make_table(fmt::format("{} x {} x {} float (m x n x k)", s.m, s.n, s.k), roof, "GFLOP/s",
-                       cl::resource_column_names());
+    // The roof: cuBLAS on the same inputs, one run before every run of each step (warm-up and timed),
+    // so that both see the same clocks and power state. The ceiling: the FP32 peak, SMs x 128 lanes x
+    // 2 flops x clock; a step above it did no work.
+    cl::DeviceBuffer<float> roof_c(s.c_count(), "cuBLAS's c (the roof's runs)");
+    cl::PairedRoof paired(
+        "cuBLAS SGEMM FP32 (no TF32)", "GFLOP/s", cl::current_device().fp32_peak_gflops(),
+        {.run = [&] { cl::cublas_sgemm_row_major(problem.a.data(), problem.b.data(), roof_c.data(), s.m, s.n, s.k); },
+         .reset = [&] { roof_c.poison(); },
+         .work_per_run = problem.flops,
+         .flush_l2 = true});
 
+    struct Row {
+        cl::StepInfo step;
+        cl::PerfRecord record;
+        std::vector<std::string> extras;
+    };
+    std::vector<Row> rows;
     bool all_passed = true;
     for (const auto& step : matmul_tiled::kSteps) {
         const cl::TimedStep timed{
@@ -285,14 +295,25 @@ TEST_CASE("04-matmul-tiled performance" * doctest::test_suite("perf")) {
             .refill = [&](std::uint64_t draw) { problem.refill(draw); },
             .dump_outputs = [&] { problem.dump_outputs(); },
         };
-        const cl::PerfRecord record = cl::time_step(info(step), timed, problem.flops, table, "GFLOP/s");
-        table.add_row(info(step), record.verdict, record.ms, record.throughput,
-                      cl::resource_columns(step.resources()));
+        const cl::PerfRecord record = cl::time_step(info(step), timed, problem.flops, paired, "GFLOP/s");
+        std::vector<std::string> extras{record.verdict.passed() ? paired.versus_text(info(step)) : "-"};
+        for (std::string& cell : cl::resource_columns(step.resources())) extras.push_back(std::move(cell));
+        rows.push_back({info(step), record, std::move(extras)});
         all_passed = all_passed && record.verdict.passed();
     }
-    table.add_row({"roof", "cuBLAS SGEMM", 0}, {cl::Status::passed, ""}, problem.roof_ms, roof.value,
-                  {"-", "-", "-", "-"});
+    const cl::Roof roof = paired.roof();
+    std::vector<std::string> columns{"vs roof run beside it"};
+    for (const std::string& name : cl::resource_column_names()) columns.push_back(name);
+    cl::PerfTable table =
+        cl::make_table(fmt::format("{} x {} x {} float (m x n x k)", s.m, s.n, s.k), roof, "GFLOP/s", columns);
+    for (const Row& row : rows) table.add_row(row.step, row.record.verdict, row.record.ms, row.record.throughput, row.extras);
+    std::vector<std::string> roof_extras(columns.size(), "-");
+    table.add_row({"roof", "cuBLAS SGEMM", 0}, {cl::Status::passed, ""}, cl::median(paired.samples_ms()), roof.value,
+                  roof_extras);
     table.print();
+    fmt::print("vs roof run beside it: the median over the timed runs of the step's rate over the cuBLAS run just "
+               "before it (lowest-highest); \"above\" only where every pair is above, \"level with\" where the "
+               "pairs lie on both sides of 100%\n");
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
 }
 
@@ -322,7 +343,7 @@ TEST_CASE("04-matmul-tiled occupancy" * doctest::test_suite("demo")) {
     }
 
     const cl::DeviceInfo& device = cl::current_device();
-    const long long grid_blocks = matmul_tiled::register_tiled_float4_grid_blocks(s.m, s.n);
+    const long long grid_blocks = matmul_tiled::matmul_open_step_grid_blocks(s.m, s.n);
     const cl::Roof roof{"cuBLAS SGEMM FP32 (no TF32)", cl::gigaflops(problem.flops, problem.roof_ms), "GFLOP/s",
                         device.fp32_peak_gflops()};
     cl::PerfTable table(fmt::format("04-matmul-tiled occupancy on {}: step {}, __launch_bounds__(256, N)",
@@ -338,7 +359,7 @@ TEST_CASE("04-matmul-tiled occupancy" * doctest::test_suite("demo")) {
                                fmt::format("__launch_bounds__(256, {}){}", min_blocks,
                                            min_blocks == matmul_tiled::kOccupancyMinBlocks[1] ? " (step 6)" : ""),
                                step6.section};
-        const cl::KernelResources r = matmul_tiled::register_tiled_float4_bounded_resources(min_blocks);
+        const cl::KernelResources r = matmul_tiled::matmul_open_step_bounded_resources(min_blocks);
         // A wave: as many blocks as the whole GPU holds at once. The last wave of a grid that is
         // not a whole number of waves leaves SMs idle; with equally long blocks, the warps
         // resident on average are the theoretical occupancy times the share of full waves.
@@ -346,7 +367,7 @@ TEST_CASE("04-matmul-tiled occupancy" * doctest::test_suite("demo")) {
         const double waves = slots > 0 ? static_cast<double>(grid_blocks) / static_cast<double>(slots) : 0.0;
         const double achieved = slots > 0 ? r.occupancy * waves / std::ceil(waves) : 0.0;
         std::vector<std::string> extras{fmt::format("{}", r.registers_per_thread),
-                                        fmt::format("{}", matmul_tiled::register_tiled_float4_bounded_local_bytes(min_blocks)),
+                                        fmt::format("{}", matmul_tiled::matmul_open_step_bounded_local_bytes(min_blocks)),
                                         fmt::format("{:.1f} KiB", r.shared_bytes_per_block / 1024.0),
                                         fmt::format("{}", r.blocks_per_sm),
                                         fmt::format("{:.1f}%", 100.0 * r.occupancy),
@@ -356,7 +377,7 @@ TEST_CASE("04-matmul-tiled occupancy" * doctest::test_suite("demo")) {
         double ms = 0;
         try {
             const auto launch = [&] {
-                matmul_tiled::register_tiled_float4_bounded(min_blocks, problem.a.data(), problem.b.data(),
+                matmul_tiled::matmul_open_step_bounded(min_blocks, problem.a.data(), problem.b.data(),
                                                             problem.c.data(), s.m, s.n, s.k);
             };
             ms = cl::median_ms(launch, {}, [&] { problem.c.poison(); });

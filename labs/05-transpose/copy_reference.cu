@@ -12,7 +12,7 @@ namespace {
 
 // The same global traffic and the same shared-memory round trip as a tiled transpose, but
 // each warp reads back a tile *row* (32 consecutive words, 32 banks): no bank conflict by
-// construction. The distance from this row to the padded transpose is what the transpose
+// construction. The distance from this row to the open step (step 4) is what the transpose
 // itself costs; the distance from here to the plain copy is what the staging costs.
 __global__ void __launch_bounds__(kTile * kRowsPerPass)
     copy_through_shared_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {

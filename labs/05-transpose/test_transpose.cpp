@@ -116,14 +116,14 @@ private:
     cl::RefilledInput<float> in_;
 };
 
-cl::StepInfo info(const transpose::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const transpose::Step& step) { return cl::step_info(step, transpose::kOpenStepDesign); }
 
 const cl::StepInfo kReferenceInfo{"ref", "copy through a shared tile (given)", 0};
 
 // --- the probe ---------------------------------------------------------------------------
 
 cl::StepInfo probe_info() {
-    return {transpose::kProbeStep.id, transpose::kProbeStep.name, transpose::kProbeStep.section};
+    return cl::step_info(transpose::kProbeStep);
 }
 
 std::string stride_name(int stride) {

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass)
 
 // Slow before: step 3's warps read a column of the tile from shared memory (question 3.1).
 __global__ void __launch_bounds__(kTile * kRowsPerPass)
-    transpose_shared_padded_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    transpose_open_step_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     // TODO(step 4): (open step: your design) the transpose of step 3, as fast as you can, with step
     // 3's blocks: kTile x kRowsPerPass threads move the kTile x kTile tile that tile_origin()
     // names, every element inside the matrix once, and no thread skips a barrier.
@@ -76,6 +76,15 @@ __global__ void __launch_bounds__(kProbeThreads)
 }
 
 }  // namespace
+}  // namespace transpose
+
+namespace transpose {
+
+// TODO(step 4): name your design of step 4 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 4.
+const char kOpenStepDesign[] = "";
+
 }  // namespace transpose
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -3,6 +3,8 @@
 // (g++) and the kernels (nvcc). Host-only: no CUDA syntax here.
 #pragma once
 
+#include "transpose_steps.hpp"
+
 #include <array>
 #include <cstdint>
 
@@ -20,25 +22,22 @@ using Launcher = void (*)(const float* in, float* out, int rows, int cols);
 void copy_tiled(const float* in, float* out, int rows, int cols);
 void transpose_naive(const float* in, float* out, int rows, int cols);
 void transpose_shared(const float* in, float* out, int rows, int cols);
-void transpose_shared_padded(const float* in, float* out, int rows, int cols);
+void transpose_open_step(const float* in, float* out, int rows, int cols);
 
 /// Given, complete (copy_reference.cu): the copy of step 1, but staged through a
 /// shared-memory tile with a barrier, conflict-free. The closest a tiled transpose can come.
 void copy_through_shared(const float* in, float* out, int rows, int cols);
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     bool transposes;   ///< false for the copy: its output is the input itself
     Launcher launch;
 };
 
 inline constexpr std::array<Step, 4> kSteps{{
-    {"1", "copy, 32x8 threads per 32x32 tile", 1, false, copy_tiled},
-    {"2", "naive transpose (strided writes)", 2, true, transpose_naive},
-    {"3", "shared-memory tile [32][32]", 3, true, transpose_shared},
-    {"4", "padded tile [32][33]", 4, true, transpose_shared_padded},
+    {catalogue::kStep1, false, copy_tiled},
+    {catalogue::kStep2, true, transpose_naive},
+    {catalogue::kStep3, true, transpose_shared},
+    {catalogue::kStep4, true, transpose_open_step},
 }};
 
 // --- step 5: the bank-conflict probe --------------------------------------------------
@@ -75,12 +74,16 @@ inline constexpr int kProbeWords = 32 * kProbeRows + 31 * kProbeMaxStride + 1;
 void bank_probe(const std::uint32_t* words, std::uint32_t* sums, long long* cycles, int stride, int loads,
                 int blocks);
 
-struct ProbeStep {
-    const char* id;
-    const char* name;
-    int section;
-};
+struct ProbeStep : cl::CatalogueStep {};
 
-inline constexpr ProbeStep kProbeStep{"5", "bank-conflict probe", 5};
+inline constexpr ProbeStep kProbeStep{catalogue::kStep5};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps, kProbeStep),
+              "the step tables above must list the steps of labs/05-transpose/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 }  // namespace transpose

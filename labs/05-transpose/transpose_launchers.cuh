@@ -38,8 +38,8 @@ void transpose_shared(const float* in, float* out, int rows, int cols) {
     CUDA_CHECK_LAUNCH();
 }
 
-void transpose_shared_padded(const float* in, float* out, int rows, int cols) {
-    transpose_shared_padded_kernel<<<tile_grid_by_columns(rows, cols), kTileBlock>>>(in, out, rows, cols);
+void transpose_open_step(const float* in, float* out, int rows, int cols) {
+    transpose_open_step_kernel<<<tile_grid_by_columns(rows, cols), kTileBlock>>>(in, out, rows, cols);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -118,15 +118,6 @@ __global__ void reduce_grid_stride_kernel(const int* in, std::size_t count, int*
     // HINT(step 7): Which type do the index and that stride need for 2^28 values and more?
 }
 
-// The sum of `value` over the 32 lanes of a warp, in lane 0. Every lane must call it.
-template <class T>
-__device__ T warp_sum(T value) {
-    // TODO(step 8): (part of the open step) return the sum of value over the 32 lanes of the warp
-    // (lane 0's result at least), register to register, without shared memory. Every lane of the
-    // warp calls it. Lab sheet: README.md, section 8.
-    return value;
-}
-
 // The launchers size the grid-stride grids from it (at least 4 * kVectorsPerThread values per
 // thread): keep it; your step 8 may use it or not.
 constexpr int kVectorsPerThread = 4;
@@ -134,7 +125,7 @@ constexpr int kVectorsPerThread = 4;
 // Slow before: one 4-byte load per thread and iteration, waited for before the next; and the
 // tree still goes through shared memory with a __syncthreads() per level.
 template <int kThreads>
-__global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t count, int* out) {
+__global__ void reduce_open_step_kernel(const int* in, std::size_t count, int* out) {
     // TODO(step 8): (open step: your design) as fast as you can: the blocks' partial sums
     // out[0 .. gridDim.x) add up to the sum of in[0 .. count), for whatever grid the launcher
     // starts (as many blocks of kThreads threads as fit on the GPU at once, fewer for a small
@@ -144,6 +135,15 @@ __global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t coun
 }
 
 }  // namespace
+}  // namespace reduction
+
+namespace reduction {
+
+// TODO(step 8): name your design of step 8 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 8.
+const char kOpenStepDesign[] = "";
+
 }  // namespace reduction
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

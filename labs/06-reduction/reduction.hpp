@@ -3,6 +3,8 @@
 // Host-only: no CUDA syntax here.
 #pragma once
 
+#include "reduction_steps.hpp"
+
 #include <array>
 #include <cstddef>
 
@@ -36,29 +38,34 @@ void reduce_first_add_during_load(const int* in, std::size_t count, int* out, in
 void reduce_unroll_last_warp(const int* in, std::size_t count, int* out, int threads_per_block, Workspace workspace);
 void reduce_complete_unroll(const int* in, std::size_t count, int* out, int threads_per_block, Workspace workspace);
 void reduce_grid_stride(const int* in, std::size_t count, int* out, int threads_per_block, Workspace workspace);
-/// Reads its input as int4 (16 bytes): `in` and `workspace.data` must be 16-byte aligned, as
+/// `in` and `workspace.data` must be 16-byte aligned, as
 /// cudaMalloc's memory is (256 bytes); throws std::invalid_argument otherwise.
-void reduce_shuffle_vectorized(const int* in, std::size_t count, int* out, int threads_per_block,
+void reduce_open_step(const int* in, std::size_t count, int* out, int threads_per_block,
                                Workspace workspace);
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     Launcher launch;
 };
 
 /// Step 0, the CPU sum, lives in the harness.
 inline constexpr std::array<Step, 8> kSteps{{
-    {"1", "interleaved, tid % (2s) (divergent)", 1, reduce_interleaved_modulo},
-    {"2", "interleaved, strided index (banks)", 2, reduce_interleaved_strided},
-    {"3", "sequential addressing", 3, reduce_sequential},
-    {"4", "first add during load", 4, reduce_first_add_during_load},
-    {"5", "last warp unrolled (__syncwarp)", 5, reduce_unroll_last_warp},
-    {"6", "complete unroll (template)", 6, reduce_complete_unroll},
-    {"7", "grid-stride, many per thread", 7, reduce_grid_stride},
-    {"8", "warp shuffles + int4 loads", 8, reduce_shuffle_vectorized},
+    {catalogue::kStep1, reduce_interleaved_modulo},
+    {catalogue::kStep2, reduce_interleaved_strided},
+    {catalogue::kStep3, reduce_sequential},
+    {catalogue::kStep4, reduce_first_add_during_load},
+    {catalogue::kStep5, reduce_unroll_last_warp},
+    {catalogue::kStep6, reduce_complete_unroll},
+    {catalogue::kStep7, reduce_grid_stride},
+    {catalogue::kStep8, reduce_open_step},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps),
+              "the step tables above must list the steps of labs/06-reduction/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 /// The baseline, from cub_anchor.cu (not yours to edit): CUB's cub::DeviceReduce::Sum on the
 /// same input, the library code step 8 is compared with (the roof is the GPU's measured read

@@ -174,20 +174,20 @@ void reduce_grid_stride(const int* in, std::size_t count, int* out, int threads_
     });
 }
 
-void reduce_shuffle_vectorized(const int* in, std::size_t count, int* out, int threads_per_block,
+void reduce_open_step(const int* in, std::size_t count, int* out, int threads_per_block,
                                Workspace workspace) {
     // Every pass reads its input as int4: `in`, then the workspace's regions (kRegionAlignment
     // ints apart from its start). An int4 access at an address that is not a multiple of 16 is a
     // misaligned-address error.
     if (!aligned_16(in) || !aligned_16(workspace.data)) {
-        throw std::invalid_argument("reduce_shuffle_vectorized: int4 access needs 16-byte aligned input and workspace");
+        throw std::invalid_argument("reduce_open_step: int4 access needs 16-byte aligned input and workspace");
     }
     with_block_size(threads_per_block, [&]<int kThreads>() {
         reduce_in_passes(
             in, count, out, workspace,
-            [](std::size_t n) { return resident_blocks(reduce_shuffle_vectorized_kernel<kThreads>, kThreads, n); },
+            [](std::size_t n) { return resident_blocks(reduce_open_step_kernel<kThreads>, kThreads, n); },
             [](const int* source, std::size_t n, int* target, unsigned int blocks) {
-                reduce_shuffle_vectorized_kernel<kThreads><<<blocks, kThreads>>>(source, n, target);
+                reduce_open_step_kernel<kThreads><<<blocks, kThreads>>>(source, n, target);
                 CUDA_CHECK_LAUNCH();
             });
     });

@@ -125,7 +125,7 @@ private:
 
 std::string threads_label(int threads) { return fmt::format("{} threads per block", threads); }
 
-cl::StepInfo info(const reduction::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const reduction::Step& step) { return cl::step_info(step, reduction::kOpenStepDesign); }
 
 // Steps 1 to 3 are slow on purpose: fewer runs keep the lab's GPU time to seconds.
 cl::TimingOptions timing_for(const reduction::Step& step) {

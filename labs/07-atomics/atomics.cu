@@ -27,7 +27,7 @@ __global__ void histogram_global_kernel(const unsigned char* data, std::size_t c
 // Slow before: one global atomic per byte, all of them on 256 addresses in the L2 (on one
 // address when the bytes are equal).
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) histogram_shared_kernel(const unsigned char* data, std::size_t count,
+__global__ void __launch_bounds__(kThreads) histogram_open_step_kernel(const unsigned char* data, std::size_t count,
                                                                      unsigned int* bins) {
     // TODO(step 2): (open step: your design) step 1's result, as fast as you can: bins[b] gains the
     // number of bytes equal to b in data[0, count), for whatever grid the launcher starts (blocks
@@ -56,6 +56,15 @@ __global__ void __launch_bounds__(kThreads) reduce_single_pass_kernel(const int*
 }
 
 }  // namespace
+}  // namespace atomics
+
+namespace atomics {
+
+// TODO(step 2): name your design of step 2 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 2.
+const char kOpenStepDesign[] = "";
+
 }  // namespace atomics
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

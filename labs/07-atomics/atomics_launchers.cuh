@@ -35,14 +35,14 @@ void histogram_global_atomics(const unsigned char* data, std::size_t count, unsi
     CUDA_CHECK_LAUNCH();
 }
 
-void histogram_shared_privatized(const unsigned char* data, std::size_t count, unsigned int* bins) {
-    require_aligned16(data, "histogram_shared_privatized");
+void histogram_open_step(const unsigned char* data, std::size_t count, unsigned int* bins) {
+    require_aligned16(data, "histogram_open_step");
     CUDA_CHECK(cudaMemsetAsync(bins, 0, kBins * sizeof(unsigned int)));
     // A grid that fills the GPU once (sized for 16 bytes per thread): each block's fixed cost,
     // zeroing and merging its histogram, is paid as few times as possible.
     const unsigned int grid =
-        cl::grid_stride_blocks(histogram_shared_kernel<kSharedThreads>, kSharedThreads, (count + 15) / 16);
-    histogram_shared_kernel<kSharedThreads><<<grid, kSharedThreads>>>(data, count, bins);
+        cl::grid_stride_blocks(histogram_open_step_kernel<kSharedThreads>, kSharedThreads, (count + 15) / 16);
+    histogram_open_step_kernel<kSharedThreads><<<grid, kSharedThreads>>>(data, count, bins);
     CUDA_CHECK_LAUNCH();
 }
 

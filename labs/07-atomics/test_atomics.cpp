@@ -248,7 +248,7 @@ struct Workspace {
 
 template <class Step>
 cl::StepInfo info(const Step& step) {
-    return {step.id, step.name, step.section};
+    return cl::step_info(step, atomics::kOpenStepDesign);
 }
 
 double gbps(std::size_t bytes, double ms) { return cl::gigabytes_per_second(static_cast<double>(bytes), ms); }

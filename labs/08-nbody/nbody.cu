@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(kTile) split_tiles_kernel(const float4* pos_ma
 // Slow before: each interaction pays a shared-memory load (LDS.128) and its share of the loop
 // besides its 13 instructions.
 template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kTile, kMinBlocks) split_blocked_kernel(const float4* pos_mass, int count,
+__global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(const float4* pos_mass, int count,
                                                                           float* partial) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
     // TODO(step 7): (open step: your design) as fast as you can: the launcher starts
@@ -179,6 +179,15 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) split_blocked_kernel(const 
 }
 
 }  // namespace
+}  // namespace nbody
+
+namespace nbody {
+
+// TODO(step 7): name your design of step 7 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 7.
+const char kOpenStepDesign[] = "";
+
 }  // namespace nbody
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -3,6 +3,7 @@
 // Host-only: no CUDA syntax here.
 #pragma once
 
+#include "nbody_steps.hpp"
 #include "occupancy.hpp"
 
 #include <array>
@@ -89,7 +90,7 @@ void shared_tiles(Bodies bodies, Workspace workspace, float* accel, int variant)
 void unrolled_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
 void bare_rsqrt_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
 void split_tiles(Bodies bodies, Workspace workspace, float* accel, int variant);
-void split_register_blocked(Bodies bodies, Workspace workspace, float* accel, int variant);
+void forces_open_step(Bodies bodies, Workspace workspace, float* accel, int variant);
 
 LaunchShape naive_aos_shape(int variant, int count);
 LaunchShape naive_float4_shape(int variant, int count);
@@ -97,7 +98,7 @@ LaunchShape shared_tiles_shape(int variant, int count);
 LaunchShape unrolled_tiles_shape(int variant, int count);
 LaunchShape bare_rsqrt_tiles_shape(int variant, int count);
 LaunchShape split_tiles_shape(int variant, int count);
-LaunchShape split_register_blocked_shape(int variant, int count);
+LaunchShape forces_open_step_shape(int variant, int count);
 
 /// The variants of the steps: one for steps 1 to 3 and 5, the unroll factors of step 4's inner
 /// loop, step 6's threads per body (q), the bodies each thread of step 7 computes.
@@ -121,10 +122,7 @@ inline constexpr std::array<double, 1> kBareRsqrtSlots{14.09};
 inline constexpr std::array<double, 4> kSplitTilesSlots{14.09, 14.09, 14.09, 14.09};
 inline constexpr std::array<double, 4> kRegisterBlockedSlots{14.19, 13.69, 13.50, 13.38};
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     Launcher launch;
     ShapeQuery shape;
     const char* variant_name;            ///< what `variant` means ("unroll"), or "" when there is one
@@ -134,19 +132,27 @@ struct Step {
 
 /// Step 0, the CPU reference in double precision, lives in the harness.
 inline constexpr std::array<Step, 7> kSteps{{
-    {"1", "naive, array of 28-byte structures", 1, naive_aos, naive_aos_shape, "", kSingleVariant, kNaiveAosSlots},
-    {"2", "float4 position+mass, 16-byte loads", 2, naive_float4, naive_float4_shape, "", kSingleVariant,
+    {catalogue::kStep1, naive_aos, naive_aos_shape, "", kSingleVariant, kNaiveAosSlots},
+    {catalogue::kStep2, naive_float4, naive_float4_shape, "", kSingleVariant,
      kNaiveFloat4Slots},
-    {"3", "shared-memory tiles, any N", 3, shared_tiles, shared_tiles_shape, "", kSingleVariant, kSharedTilesSlots},
-    {"4", "compile-time tile, unrolled, rsqrtf", 4, unrolled_tiles, unrolled_tiles_shape, "unroll", kUnrollFactors,
+    {catalogue::kStep3, shared_tiles, shared_tiles_shape, "", kSingleVariant, kSharedTilesSlots},
+    {catalogue::kStep4, unrolled_tiles, unrolled_tiles_shape, "unroll", kUnrollFactors,
      kUnrolledTilesSlots},
-    {"5", "bare MUFU.RSQ, no subnormal guard", 5, bare_rsqrt_tiles, bare_rsqrt_tiles_shape, "", kSingleVariant,
+    {catalogue::kStep5, bare_rsqrt_tiles, bare_rsqrt_tiles_shape, "", kSingleVariant,
      kBareRsqrtSlots},
-    {"6", "j-split: q threads per body fill the GPU", 6, split_tiles, split_tiles_shape, "threads/body",
+    {catalogue::kStep6, split_tiles, split_tiles_shape, "threads/body",
      kThreadsPerBody, kSplitTilesSlots},
-    {"7", "several bodies per thread, j-split", 7, split_register_blocked, split_register_blocked_shape,
+    {catalogue::kStep7, forces_open_step, forces_open_step_shape,
      "bodies/thread", kBodiesPerThread, kRegisterBlockedSlots},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps),
+              "the step tables above must list the steps of labs/08-nbody/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 static_assert(kUnrolledTilesSlots.size() == kUnrollFactors.size() && kSplitTilesSlots.size() == kThreadsPerBody.size() &&
                   kRegisterBlockedSlots.size() == kBodiesPerThread.size(),

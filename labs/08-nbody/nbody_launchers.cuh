@@ -73,8 +73,8 @@ constexpr std::size_t kSharedTileBytes = kThreadsPerBlock * sizeof(float4);
 
 // Steps 6 and 7's kernels, as the launchers see them.
 template <int kBodies>
-constexpr auto split_register_blocked_kernel_for =
-    split_blocked_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), blocked_min_blocks(kBodies)>;
+constexpr auto forces_open_step_kernel_for =
+    forces_open_step_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), blocked_min_blocks(kBodies)>;
 constexpr auto split_tiles_kernel_for = split_tiles_kernel<kThreadsPerBlock, kBareUnroll>;
 
 // The grid of steps 6 and 7: body_blocks blocks of kThreadsPerBlock x kBodies bodies, times q
@@ -185,10 +185,10 @@ void split_tiles(Bodies bodies, Workspace workspace, float* accel, int variant) 
     launch_split(split_tiles_kernel_for, bodies, workspace, accel, split_grid(bodies.count, 1, variant));
 }
 
-void split_register_blocked(Bodies bodies, Workspace workspace, float* accel, int variant) {
+void forces_open_step(Bodies bodies, Workspace workspace, float* accel, int variant) {
     require_bodies(bodies);
     with_bodies_per_thread(variant, [&]<int kBodies>() {
-        const auto kernel = split_register_blocked_kernel_for<kBodies>;
+        const auto kernel = forces_open_step_kernel_for<kBodies>;
         launch_split(kernel, bodies, workspace, accel, split_grid_filling(kernel, bodies.count, kBodies));
     });
 }
@@ -228,10 +228,10 @@ LaunchShape split_tiles_shape(int variant, int count) {
     return split_shape(cl::kernel_resources(split_tiles_kernel_for, kThreadsPerBlock), split_grid(count, 1, variant));
 }
 
-LaunchShape split_register_blocked_shape(int variant, int count) {
+LaunchShape forces_open_step_shape(int variant, int count) {
     LaunchShape shape;
     with_bodies_per_thread(variant, [&]<int kBodies>() {
-        const auto kernel = split_register_blocked_kernel_for<kBodies>;
+        const auto kernel = forces_open_step_kernel_for<kBodies>;
         shape = split_shape(cl::kernel_resources(kernel, kThreadsPerBlock),
                             split_grid_filling(kernel, count, kBodies));
     });

@@ -288,7 +288,7 @@ struct PerfProblem {
     }
 };
 
-cl::StepInfo info(const nbody::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const nbody::Step& step) { return cl::step_info(step, nbody::kOpenStepDesign); }
 
 // The sweep tables' title, as make_table titles the main one (make_table itself would record
 // the sweep as the run's problem in the results file).
@@ -358,19 +358,40 @@ TEST_CASE("08-nbody correctness" * doctest::test_suite("correctness")) {
 }
 
 TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
-    // The roof first, before the problem's buffers exist: the FP32 FMA rate of this GPU, in
-    // runs as long as the steps'.
-    const cl::Roof roof = cl::fp32_fma_roof(kRoofRunMs);
+    // The roof: the FP32 FMA rate of this GPU, in runs as long as the steps', one run before every
+    // run of each step (warm-up and timed), so that both see the same clocks and power state. Its
+    // kernel is sized first, before the problem's buffers exist.
+    cl::PairedRoof paired = cl::fp32_fma_paired_roof(kRoofRunMs);
     PerfProblem problem;
     const double work = interactions(kPerfCount);
     const double flops = nbody::kFlopsPerInteraction * work;
 
-    const std::vector<std::string> columns = perf_columns();
+    std::vector<std::string> columns = perf_columns();
+    columns.insert(columns.begin(), "vs FMA run beside it");
     const std::string problem_text = fmt::format(
         "N = {} bodies, {:.3g} interactions per run; GFLOP/s at 20 flops per interaction; ceiling: the issue "
         "limit of the inner loop, 10 / slots (its issue slots per interaction in the reference SASS)",
         kPerfCount, work);
-    cl::PerfTable table = cl::make_table(problem_text, roof, "GFLOP/s", columns);
+
+    // The tables are made once every step ran: their roof is the FMA rate over the whole run.
+    struct Row {
+        cl::StepInfo step;
+        cl::Verdict verdict;
+        double ms;
+        double throughput;
+        std::vector<std::string> extras;
+    };
+    struct Sweep {
+        std::string problem;
+        std::vector<Row> rows;
+    };
+    std::vector<Row> rows;
+    std::vector<Sweep> sweeps;
+    const auto with_pairs = [&](const cl::StepInfo& step, const std::string& label, bool passed,
+                                std::vector<std::string> cells) {
+        cells.insert(cells.begin(), passed ? paired.versus_text(step, label) : "-");
+        return cells;
+    };
 
     // Step 0: the CPU reference, double precision, one thread, on kCpuCount bodies.
     if (cl::step_selected("0")) {
@@ -378,23 +399,22 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
         const std::vector<int> targets = all_bodies(kCpuCount);
         volatile double sink = 0.0;  // keeps the reference from being optimized away
         const double ms = cl::host_median_ms([&] { sink = reference(host.pos_mass, targets).expected.front(); });
-        std::vector<std::string> extras{"-", "-", fmt::format("{:.3f}", interactions(kCpuCount) / (ms * 1e-3) / 1e9),
+        std::vector<std::string> extras{"-", "-", "-", fmt::format("{:.3f}", interactions(kCpuCount) / (ms * 1e-3) / 1e9),
                                         fmt::format("N = {}", kCpuCount)};
         while (extras.size() < columns.size()) extras.emplace_back("-");
-        table.add_row({"0", "CPU reference, double, one thread", 0}, {cl::Status::passed, ""}, ms,
-                      cl::gigaflops(nbody::kFlopsPerInteraction * interactions(kCpuCount), ms), extras);
+        rows.push_back({{"0", "CPU reference, double, one thread", 0}, {cl::Status::passed, ""}, ms,
+                        cl::gigaflops(nbody::kFlopsPerInteraction * interactions(kCpuCount), ms), extras});
     }
 
     // One table per step with several variants: each variant's row, its resources included.
-    std::vector<cl::PerfTable> sweeps;
     bool all_passed = true;
     for (const auto& step : nbody::kSteps) {
         if (!cl::step_selected(step.id)) continue;
         const bool swept = step.variants.size() > 1;
         if (swept) {
-            sweeps.emplace_back(sweep_title(), fmt::format("step {} ({}) at each {}; {}", step.id, step.name,
-                                                           step.variant_name, problem_text),
-                                roof, "GFLOP/s", columns);
+            sweeps.push_back({fmt::format("step {} ({}) at each {}; {}", step.id, step.name, step.variant_name,
+                                          problem_text),
+                              {}});
         }
         cl::PerfRecord best;
         int best_variant = 0;
@@ -409,10 +429,12 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
             };
             const std::string label = variant_label(step, variant);
             const cl::PerfRecord record =
-                cl::time_step(info(step), timed, flops, table, "GFLOP/s", step_timing(), label);
+                cl::time_step(info(step), timed, flops, paired, "GFLOP/s", step_timing(), label);
             if (swept) {
-                sweeps.back().add_row({step.id, label, step.section}, record.verdict, record.ms, record.throughput,
-                                      perf_cells(step, variant, record.verdict.passed() ? record.ms : 0.0));
+                sweeps.back().rows.push_back(
+                    {{step.id, label, step.section}, record.verdict, record.ms, record.throughput,
+                     with_pairs(info(step), label, record.verdict.passed(),
+                                perf_cells(step, variant, record.verdict.passed() ? record.ms : 0.0))});
             }
             if (!record.verdict.passed()) {
                 if (failure.passed()) failure = record.verdict;
@@ -426,11 +448,23 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
         // A step that fails in any variant shows that failure, not its best time.
         const cl::Verdict verdict = failure.passed() ? best.verdict : failure;
         const bool timed = verdict.passed() && best_variant > 0;
-        table.add_row(info(step), verdict, best.ms, best.throughput,
-                      perf_cells(step, timed ? best_variant : step.variants.front(), timed ? best.ms : 0.0));
+        const int shown = timed ? best_variant : step.variants.front();
+        rows.push_back({info(step), verdict, best.ms, best.throughput,
+                        with_pairs(info(step), variant_label(step, shown), timed,
+                                   perf_cells(step, shown, timed ? best.ms : 0.0))});
         all_passed = all_passed && verdict.passed();
     }
+    const cl::Roof roof = paired.roof();
+    cl::PerfTable table = cl::make_table(problem_text, roof, "GFLOP/s", columns);
+    for (const Row& row : rows) table.add_row(row.step, row.verdict, row.ms, row.throughput, row.extras);
     table.print();
-    for (const cl::PerfTable& sweep : sweeps) sweep.print();
+    for (const Sweep& sweep : sweeps) {
+        cl::PerfTable printed(sweep_title(), sweep.problem, roof, "GFLOP/s", columns);
+        for (const Row& row : sweep.rows) printed.add_row(row.step, row.verdict, row.ms, row.throughput, row.extras);
+        printed.print();
+    }
+    fmt::print("vs FMA run beside it: the median over the timed runs of the row's GFLOP/s over the FMA chain's in the "
+               "run just before it (lowest-highest); \"above\" only where every pair is above, \"level with\" where "
+               "the pairs lie on both sides of 100%\n");
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
 }

@@ -3,6 +3,7 @@
 // holds the kernel and the host code of every step. Host-only: no CUDA syntax here.
 #pragma once
 
+#include "streams_steps.hpp"
 #include "timeline.hpp"
 
 #include <cuda_runtime_api.h>
@@ -91,7 +92,7 @@ void run_graph(const Pipeline& p);
 /// Step 8 (open step): step 4's result with device memory for only p.pool_slots chunks (the slots
 /// of p.pool_in and p.pool_out) and at most p.streams streams; no chunk may overwrite a slot that
 /// an earlier chunk still reads or writes (README.md, section 8).
-void run_pooled(const Pipeline& p);
+void run_open_step(const Pipeline& p);
 
 /// Which host memory the harness passes in Pipeline::in and ::out.
 enum class HostMemory {
@@ -112,28 +113,33 @@ enum class Layout {
     pool,            ///< chunks through a pool of pool_slots chunk buffers (step 8)
 };
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     void (*run)(const Pipeline& p);
     HostMemory memory;
     Layout layout;
 };
 
 inline constexpr std::array<Step, 11> kSteps{{
-    {"1", "serial, pageable host memory", 1, run_serial, HostMemory::pageable, Layout::whole},
-    {"2", "serial, pinned host memory", 2, run_serial, HostMemory::pinned_by_you, Layout::whole},
-    {"3", "one non-default stream", 3, run_one_stream, HostMemory::pinned, Layout::whole},
-    {"4", "chunks on N streams, depth-first", 4, run_depth_first, HostMemory::pinned, Layout::chunks},
-    {"5", "chunks on N streams, breadth-first", 5, run_breadth_first, HostMemory::pinned, Layout::chunks},
-    {"6a", "+ count_chunk on legacy stream 0", 6, run_counted_legacy_stream, HostMemory::pinned,
+    {catalogue::kStep1, run_serial, HostMemory::pageable, Layout::whole},
+    {catalogue::kStep2, run_serial, HostMemory::pinned_by_you, Layout::whole},
+    {catalogue::kStep3, run_one_stream, HostMemory::pinned, Layout::whole},
+    {catalogue::kStep4, run_depth_first, HostMemory::pinned, Layout::chunks},
+    {catalogue::kStep5, run_breadth_first, HostMemory::pinned, Layout::chunks},
+    {catalogue::kStep6a, run_counted_legacy_stream, HostMemory::pinned,
      Layout::counted_chunks},
-    {"6b", "fix: non-blocking streams", 6, run_counted_non_blocking, HostMemory::pinned, Layout::counted_chunks},
-    {"6c", "fix: per-thread default stream", 6, run_counted_per_thread, HostMemory::pinned, Layout::counted_chunks},
-    {"7a", "many chunks, issued call by call", 7, run_depth_first, HostMemory::pinned_reused, Layout::many_chunks},
-    {"7b", "many chunks, one CUDA graph replayed", 7, run_graph, HostMemory::pinned_reused, Layout::graph},
-    {"8", "a pool of chunk buffers, events", 8, run_pooled, HostMemory::pinned, Layout::pool},
+    {catalogue::kStep6b, run_counted_non_blocking, HostMemory::pinned, Layout::counted_chunks},
+    {catalogue::kStep6c, run_counted_per_thread, HostMemory::pinned, Layout::counted_chunks},
+    {catalogue::kStep7a, run_depth_first, HostMemory::pinned_reused, Layout::many_chunks},
+    {catalogue::kStep7b, run_graph, HostMemory::pinned_reused, Layout::graph},
+    {catalogue::kStep8, run_open_step, HostMemory::pinned, Layout::pool},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps),
+              "the step tables above must list the steps of labs/09-streams/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 }  // namespace streams

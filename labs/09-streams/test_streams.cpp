@@ -628,7 +628,7 @@ private:
     bool out_pinned_ = false;
 };
 
-cl::StepInfo info(const Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const Step& step) { return cl::step_info(step, streams::kOpenStepDesign); }
 
 // ---------------------------------------------------------------------------------------
 // The ideal pipeline, from the stage times: the longest stage (in, kernel, out; or in and out

@@ -60,7 +60,7 @@ constexpr int kMaxRepeats = 9;
 
 constexpr double kUnitRoundoff = 0x1p-24;  // float's relative rounding error
 
-cl::StepInfo info(const Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const Step& step) { return cl::step_info(step, unified::kOpenStepDesign); }
 
 // ---------------------------------------------------------------------------------------
 // What the GPU and its driver offer.

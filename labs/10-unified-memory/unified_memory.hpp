@@ -3,10 +3,15 @@
 // Host-only: no CUDA syntax here.
 #pragma once
 
+#include "unified_memory_steps.hpp"
+
 #include <array>
 #include <cstddef>
 
 namespace unified {
+
+/// The steps of labs/10-unified-memory/lab.json (generated as unified_memory::catalogue).
+namespace catalogue = unified_memory::catalogue;
 
 // ---------------------------------------------------------------------------------------
 // Memory. Every step keeps its arrays in one kind of memory; you write how each kind is
@@ -105,10 +110,10 @@ void stream_explicit(const StreamProblem& problem);    // step 1
 void reuse_explicit(const ReuseProblem& problem);      // step 1
 void stream_direct(const StreamProblem& problem);      // step 2 (and steps 4 and 6)
 void reuse_direct(const ReuseProblem& problem);        // step 3 (and steps 4 and 6)
-void stream_advise(const StreamProblem& problem);      // step 5, setup
-void stream_advised(const StreamProblem& problem);     // step 5
-void reuse_advise(const ReuseProblem& problem);        // step 5, setup
-void reuse_advised(const ReuseProblem& problem);       // step 5
+void stream_open_step_setup(const StreamProblem& problem);      // step 5, setup
+void stream_open_step(const StreamProblem& problem);     // step 5
+void reuse_open_step_setup(const ReuseProblem& problem);        // step 5, setup
+void reuse_open_step(const ReuseProblem& problem);       // step 5
 
 /// What the GPU and its driver must offer for a step to run; the harness checks it and
 /// reports SKIP, with the reason, where they do not.
@@ -120,10 +125,7 @@ enum class Needs {
     pageable_memory_access,     ///< cudaDevAttrPageableMemoryAccess (HMM or ATS)
 };
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     Memory memory;     ///< the kind of x, y, z, u, w and the scratch pair
     bool device_copies;  ///< step 1: device_x ... device_w and the scratch pair are Memory::device
     Needs needs;       ///< what the step relies on (checked by the harness)
@@ -134,18 +136,26 @@ struct Step {
 };
 
 inline constexpr std::array<Step, 6> kSteps{{
-    {"1", "explicit: cudaMalloc + copies", 1, Memory::pinned_host, true, Needs::nothing, nullptr, stream_explicit,
+    {catalogue::kStep1, Memory::pinned_host, true, Needs::nothing, nullptr, stream_explicit,
      nullptr, reuse_explicit},
-    {"2", "zero-copy (mapped host memory)", 2, Memory::mapped_host, false, Needs::mapped_host_memory, nullptr,
+    {catalogue::kStep2, Memory::mapped_host, false, Needs::mapped_host_memory, nullptr,
      stream_direct, nullptr, nullptr},
-    {"3", "zero-copy, re-used data", 3, Memory::mapped_host, false, Needs::mapped_host_memory, nullptr, nullptr,
+    {catalogue::kStep3, Memory::mapped_host, false, Needs::mapped_host_memory, nullptr, nullptr,
      nullptr, reuse_direct},
-    {"4", "managed, on-demand migration", 4, Memory::managed, false, Needs::managed_memory, nullptr, stream_direct,
+    {catalogue::kStep4, Memory::managed, false, Needs::managed_memory, nullptr, stream_direct,
      nullptr, reuse_direct},
-    {"5", "managed + advice + prefetch", 5, Memory::managed, false, Needs::concurrent_managed_access,
-     stream_advise, stream_advised, reuse_advise, reuse_advised},
-    {"6", "system memory (malloc)", 6, Memory::system, false, Needs::pageable_memory_access, nullptr,
+    {catalogue::kStep5, Memory::managed, false, Needs::concurrent_managed_access,
+     stream_open_step_setup, stream_open_step, reuse_open_step_setup, reuse_open_step},
+    {catalogue::kStep6, Memory::system, false, Needs::pageable_memory_access, nullptr,
      stream_direct, nullptr, reuse_direct},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps),
+              "the step tables above must list the steps of labs/10-unified-memory/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 }  // namespace unified

@@ -242,8 +242,8 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
 // Slow before: steps 7 and 8 need as many rounds as the longest path from a component's smallest
 // pixel (255 here), and each round reads and writes every label.
 __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
-    union_find_hook_kernel(int* parents, int width, int height) {
-    // TODO(step 9): (open step: your design) as fast as you can, with union_find_jump_kernel
+    components_open_step_kernel(int* parents, int width, int height) {
+    // TODO(step 9): (open step: your design) as fast as you can, with components_open_step_labels_kernel
     // below: the launcher runs step 7's label_init_kernel into parents, then this kernel, then
     // the jump kernel, each with one thread per pixel in blocks of kLabelBlockX x kLabelBlockY
     // (partly outside the image at its edges). parents (width x height ints) starts as step 7's
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
 
 // The last of step 9's three kernels: the labels, from what the hook kernel left in parents.
 __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
-    union_find_jump_kernel(int* parents, int* __restrict__ labels, int width, int height) {
+    components_open_step_labels_kernel(int* parents, int* __restrict__ labels, int width, int height) {
     // TODO(step 9): (open step: your design) for every pixel i inside the image: labels[i] = 0 for
     // background, else 1 + the smallest index y * width + x among the pixels of i's 4-connected
     // foreground component (step 7's answer), from what your hook kernel left in parents (the
@@ -265,6 +265,15 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
 }
 
 }  // namespace
+}  // namespace stencil
+
+namespace stencil {
+
+// TODO(step 9): name your design of step 9 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 9.
+const char kOpenStepDesign[] = "";
+
 }  // namespace stencil
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

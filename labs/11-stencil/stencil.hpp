@@ -3,6 +3,7 @@
 // the kernels (nvcc). Host-only: no CUDA syntax here.
 #pragma once
 
+#include "stencil_steps.hpp"
 #include "occupancy.hpp"
 
 #include <array>
@@ -92,10 +93,7 @@ int stencil_staged_slab_planes(Extent extent);
 int stencil25_staged_slab_planes(Extent extent);
 int stencil25_blocked_slab_planes(Extent extent);
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     int radius;        ///< kStarRadius or kHighOrderRadius
     Launcher launch;
     ResourceQuery resources;
@@ -103,22 +101,22 @@ struct Step {
 };
 
 inline constexpr std::array<Step, 9> kSteps{{
-    {"1", "naive, coefficients from global memory", 1, kStarRadius, stencil_naive, stencil_naive_resources,
+    {catalogue::kStep1, kStarRadius, stencil_naive, stencil_naive_resources,
      nullptr},
-    {"2", "naive, coefficients in __constant__", 2, kStarRadius, stencil_constant_memory,
+    {catalogue::kStep2, kStarRadius, stencil_constant_memory,
      stencil_constant_memory_resources, nullptr},
-    {"3", "shared tile per x-y plane, z from global", 3, kStarRadius, stencil_plane_tiles,
+    {catalogue::kStep3, kStarRadius, stencil_plane_tiles,
      stencil_plane_tiles_resources, nullptr},
-    {"4", "marching planes, z in registers", 4, kStarRadius, stencil_marching_planes,
+    {catalogue::kStep4, kStarRadius, stencil_marching_planes,
      stencil_marching_planes_resources, stencil_marching_slab_planes},
-    {"5a", "25-point, naive", 5, kHighOrderRadius, stencil25_naive, stencil25_naive_resources, nullptr},
-    {"5b", "25-point, marching planes", 5, kHighOrderRadius, stencil25_marching_planes,
+    {catalogue::kStep5a, kHighOrderRadius, stencil25_naive, stencil25_naive_resources, nullptr},
+    {catalogue::kStep5b, kHighOrderRadius, stencil25_marching_planes,
      stencil25_marching_planes_resources, stencil25_marching_slab_planes},
-    {"6a", "7-point, planes ahead staged by cp.async", 6, kStarRadius, stencil_staged_planes,
+    {catalogue::kStep6a, kStarRadius, stencil_staged_planes,
      stencil_staged_planes_resources, stencil_staged_slab_planes},
-    {"6b", "25-point, planes ahead staged by cp.async", 6, kHighOrderRadius, stencil25_staged_planes,
+    {catalogue::kStep6b, kHighOrderRadius, stencil25_staged_planes,
      stencil25_staged_planes_resources, stencil25_staged_slab_planes},
-    {"6c", "25-point, staged, 4 x 2 points a thread, float4", 6, kHighOrderRadius, stencil25_blocked_planes,
+    {catalogue::kStep6c, kHighOrderRadius, stencil25_blocked_planes,
      stencil25_blocked_planes_resources, stencil25_blocked_slab_planes},
 }};
 
@@ -137,7 +135,7 @@ inline constexpr float kForegroundThreshold = 0.65F;
 inline constexpr int kLabelFlagWords = 4;
 
 /// Device memory the labelling needs besides its output: `scratch` holds width * height ints
-/// (the other buffer of each round, or the union-find forest), `flags` kLabelFlagWords ints.
+/// (the other buffer of each round, or step 9's own use), `flags` kLabelFlagWords ints.
 struct LabelWorkspace {
     int* scratch = nullptr;
     int* flags = nullptr;
@@ -146,7 +144,7 @@ struct LabelWorkspace {
 /// Every labelling step: writes the labels of every pixel to `labels` (width * height ints in
 /// device memory) and returns its number of passes over the image: the rounds of the min-label
 /// stencil (steps 7 and 8, the last one being the round that changed nothing) or the kernels of
-/// the union-find (step 9). Throws std::runtime_error when `max_rounds` rounds still changed
+/// step 9. Throws std::runtime_error when `max_rounds` rounds still changed
 /// something, std::invalid_argument for an image it cannot label (a side below 1, 2^31 pixels
 /// or more), and cl::CudaError if a launch is rejected.
 using LabelLauncher = int (*)(const float* image, int width, int height, float threshold, int* labels,
@@ -159,22 +157,27 @@ int label_components(const float* image, int width, int height, float threshold,
 /// host reads the number of rounds back once.
 int label_components_on_device(const float* image, int width, int height, float threshold, int* labels,
                                LabelWorkspace workspace, int max_rounds);
-/// Step 9: union-find on the GPU: hooking by atomicMin, then every pixel jumps to its root.
-int label_components_union_find(const float* image, int width, int height, float threshold, int* labels,
+/// Step 9 (open step): step 7's labels, by the kernels of your design (stencil_launchers.cuh).
+int label_components_open_step(const float* image, int width, int height, float threshold, int* labels,
                                 LabelWorkspace workspace, int max_rounds);
 
-struct LabelStep {
-    const char* id;
-    const char* name;
-    int section;
+struct LabelStep : cl::CatalogueStep {
     LabelLauncher launch;
 };
 
 inline constexpr std::array<LabelStep, 3> kLabelSteps{{
-    {"7", "min-label rounds, host reads a flag per round", 7, label_components},
-    {"8", "min-label rounds in one cooperative kernel", 8, label_components_on_device},
-    {"9", "union-find: atomicMin hooking, root jumping", 9, label_components_union_find},
+    {catalogue::kStep7, label_components},
+    {catalogue::kStep8, label_components_on_device},
+    {catalogue::kStep9, label_components_open_step},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps, kLabelSteps),
+              "the step tables above must list the steps of labs/11-stencil/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 // --- given, complete (stencil_check.cu): the harness's tools for the large grids ------------
 

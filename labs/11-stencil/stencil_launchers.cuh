@@ -348,15 +348,15 @@ int label_components_on_device(const float* image, int width, int height, float 
 // Step 9. Three launches and no round trip: the forest in the scratch buffer (the init kernel of
 // step 7 makes every foreground pixel its own root), the hooking, and the jump of every pixel to
 // its root, written to `labels`.
-int label_components_union_find(const float* image, int width, int height, float threshold, int* labels,
+int label_components_open_step(const float* image, int width, int height, float threshold, int* labels,
                                 LabelWorkspace workspace, int /*max_rounds*/) {
     check_image(width, height);
     const dim3 grid = label_grid(width, height);
     label_init_kernel<<<grid, kLabelBlock>>>(image, workspace.scratch, width, height, threshold);
     CUDA_CHECK_LAUNCH();
-    union_find_hook_kernel<<<grid, kLabelBlock>>>(workspace.scratch, width, height);
+    components_open_step_kernel<<<grid, kLabelBlock>>>(workspace.scratch, width, height);
     CUDA_CHECK_LAUNCH();
-    union_find_jump_kernel<<<grid, kLabelBlock>>>(workspace.scratch, labels, width, height);
+    components_open_step_labels_kernel<<<grid, kLabelBlock>>>(workspace.scratch, labels, width, height);
     CUDA_CHECK_LAUNCH();
     return 3;
 }

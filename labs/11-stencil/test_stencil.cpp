@@ -192,7 +192,7 @@ struct Problem {
     }
 };
 
-cl::StepInfo info(const stencil::Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const stencil::Step& step) { return cl::step_info(step, stencil::kOpenStepDesign); }
 
 // The perf grid: 512 MiB in, 512 MiB out, ten times the H100's L2 each.
 constexpr Extent kPerfExtent{512, 512, 512};
@@ -409,7 +409,7 @@ struct LabelProblem {
     }
 };
 
-cl::StepInfo label_info(const stencil::LabelStep& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo label_info(const stencil::LabelStep& step) { return cl::step_info(step, stencil::kOpenStepDesign); }
 
 constexpr int kPerfImageSide = 2048;
 

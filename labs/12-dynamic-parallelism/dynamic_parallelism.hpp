@@ -4,6 +4,8 @@
 // harness all use these values.
 #pragma once
 
+#include "dynamic_parallelism_steps.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -130,10 +132,7 @@ void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace)
 void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace);
 void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace);
 
-struct SortStep {
-    const char* id;  ///< as in the table and the lab sheet
-    const char* name;
-    int section;  ///< the lab sheet's section for this step
+struct SortStep : cl::CatalogueStep {
     SortLauncher launch;
     bool device_launched;  ///< grids launched by grids (dynamic parallelism)
 };
@@ -141,11 +140,11 @@ struct SortStep {
 /// Step 0, std::sort on the CPU, lives in the harness. Step 2 is the host-driven baseline that
 /// every device-launched step is compared with.
 inline constexpr std::array<SortStep, 5> kSortSteps{{
-    {"1", "host-driven: a launch per segment, a round trip per level", 1, sort_host_driven, false},
-    {"2", "host-driven, batched: one launch per level, all its segments", 2, sort_host_batched, false},
-    {"3", "device-launched children (CDP2, fire-and-forget)", 3, sort_device_launched, true},
-    {"4", "depth limit, small segments sorted in the block", 4, sort_device_bounded, true},
-    {"5", "device-driven levels: a one-thread driver replaces the host loop", 5, sort_device_levels, true},
+    {catalogue::kStep1, sort_host_driven, false},
+    {catalogue::kStep2, sort_host_batched, false},
+    {catalogue::kStep3, sort_device_launched, true},
+    {catalogue::kStep4, sort_device_bounded, true},
+    {catalogue::kStep5, sort_device_levels, true},
 }};
 inline constexpr const char* kBatchedHostStep = "2";
 
@@ -155,7 +154,7 @@ std::size_t cub_sort_temp_bytes(std::size_t count);
 void cub_sort(const Key* in, Key* out, std::size_t count, void* temp, std::size_t temp_bytes);
 
 // ---------------------------------------------------------------------------------------
-// Adaptive work (step 6): the Mandelbrot set, brute force and Mariani-Silver.
+// Adaptive work (step 6): the Mandelbrot set, brute force and your design.
 // ---------------------------------------------------------------------------------------
 
 /// Pixel (x, y) is the point c = (x_min + (x + 0.5) pixel_width, y_min + (y + 0.5) pixel_height).
@@ -183,16 +182,14 @@ struct Rect {
     int height = 0;
 };
 
-/// Mariani-Silver's shape: the first grid has a block per kMsInitialSide square; a block whose
-/// border is not of one dwell launches kMsSubdivisions x kMsSubdivisions blocks, one per part,
-/// until a side is at most kMsMinSide (then every pixel is computed) or the depth reaches kMsDepthLimit.
-inline constexpr int kMsThreads = 256;
-inline constexpr int kMsInitialSide = 256;
-inline constexpr int kMsSubdivisions = 4;
-inline constexpr int kMsMinSide = 16;
-inline constexpr int kMsDepthLimit = 4;
+/// The Mandelbrot step's launch: the first grid has a block of kMandelbrotThreads threads per
+/// kMandelbrotInitialSide square of the image, and the launcher reserves pending-launch slots for
+/// kMandelbrotLaunchSlots device-launched grids per block of that grid.
+inline constexpr int kMandelbrotThreads = 256;
+inline constexpr int kMandelbrotInitialSide = 256;
+inline constexpr int kMandelbrotLaunchSlots = 17;
 
-/// Pending launches the Mariani-Silver step may need for a width x height image.
+/// Pending launches the Mandelbrot step may need for a width x height image.
 unsigned int pending_launches_needed(int width, int height);
 
 /// Device memory the Mandelbrot step may use.
@@ -204,18 +201,23 @@ struct MandelbrotWorkspace {
 /// The step writes every pixel's dwell to image.dwell. Enqueues on the default stream.
 using MandelbrotLauncher = void (*)(Image image, MandelbrotWorkspace workspace);
 
-void mandelbrot_mariani_silver(Image image, MandelbrotWorkspace workspace);
+void mandelbrot_open_step(Image image, MandelbrotWorkspace workspace);
 
-struct MandelbrotStep {
-    const char* id;
-    const char* name;
-    int section;
+struct MandelbrotStep : cl::CatalogueStep {
     MandelbrotLauncher launch;
 };
 
 inline constexpr std::array<MandelbrotStep, 1> kMandelbrotSteps{{
-    {"6", "Mariani-Silver: one-dwell borders filled, the rest subdivided", 6, mandelbrot_mariani_silver},
+    {catalogue::kStep6, mandelbrot_open_step},
 }};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSortSteps, kMandelbrotSteps),
+              "the step tables above must list the steps of labs/12-dynamic-parallelism/lab.json, in its order: "
+              "a step is added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 /// The baseline (baselines.cu, given): one thread per pixel, every pixel iterated.
 void mandelbrot_brute_force(Image image);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Lab 12: device-side helpers and types, given complete (not yours to edit). dynamic_parallelism.cu
-// and baselines.cu include this file: the Mariani-Silver kernel and the brute-force reference
+// and baselines.cu include this file: the step 6 kernel and the brute-force reference
 // compute every dwell with the same function, so that their images can be compared.
 #pragma once
 
@@ -62,7 +62,7 @@ __device__ __forceinline__ int pixel_dwell(const Image& image, int x, int y) {
     return dwell;
 }
 
-/// What border_dwell (step 4) finds: one dwell for every pixel, or these.
+/// The dwell a set of pixels shares (combine_dwells): one dwell for every pixel, or these.
 inline constexpr int kMixedDwell = -1;  ///< the pixels have more than one dwell
 inline constexpr int kNoDwell = -2;     ///< no pixel seen yet: the neutral element of combine_dwells
 

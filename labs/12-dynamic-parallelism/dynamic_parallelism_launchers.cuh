@@ -114,9 +114,9 @@ unsigned int pending_launches_needed(std::size_t count) {
 
 // Every block of the first two levels may launch one grid (the third level is at kMsMinSide).
 unsigned int pending_launches_needed(int width, int height) {
-    const std::size_t first = ceil_div(static_cast<std::size_t>(std::max(width, 1)), kMsInitialSide) *
-                              ceil_div(static_cast<std::size_t>(std::max(height, 1)), kMsInitialSide);
-    return static_cast<unsigned int>(first * (1 + kMsSubdivisions * kMsSubdivisions) + 64);
+    const std::size_t first = ceil_div(static_cast<std::size_t>(std::max(width, 1)), kMandelbrotInitialSide) *
+                              ceil_div(static_cast<std::size_t>(std::max(height, 1)), kMandelbrotInitialSide);
+    return static_cast<unsigned int>(first * kMandelbrotLaunchSlots + 64);
 }
 
 std::string describe_device_error(unsigned int code, unsigned int pending_launch_limit) {
@@ -201,17 +201,17 @@ void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace) {
     CUDA_CHECK_LAUNCH();
 }
 
-void mandelbrot_mariani_silver(Image image, MandelbrotWorkspace workspace) {
+void mandelbrot_open_step(Image image, MandelbrotWorkspace workspace) {
     if (image.width <= 0 || image.height <= 0) return;
     if (image.dwell == nullptr || workspace.device_error == nullptr) {
-        throw std::invalid_argument("mandelbrot_mariani_silver: null image or device_error");
+        throw std::invalid_argument("mandelbrot_open_step: null image or device_error");
     }
     apply_pending_launch_limit(workspace.pending_launch_limit);
-    // The first grid: one block per kMsInitialSide x kMsInitialSide square of the whole image.
-    const dim3 grid(cl::blocks_for(static_cast<std::size_t>(image.width), kMsInitialSide),
-                    cl::blocks_for(static_cast<std::size_t>(image.height), kMsInitialSide));
-    mariani_silver_kernel<kMsThreads><<<grid, kMsThreads>>>(image, Rect{0, 0, image.width, image.height}, 0,
-                                                            workspace.device_error);
+    // The first grid: one block per kMandelbrotInitialSide-sided square of the whole image.
+    const dim3 grid(cl::blocks_for(static_cast<std::size_t>(image.width), kMandelbrotInitialSide),
+                    cl::blocks_for(static_cast<std::size_t>(image.height), kMandelbrotInitialSide));
+    mandelbrot_open_step_kernel<kMandelbrotThreads><<<grid, kMandelbrotThreads>>>(
+        image, Rect{0, 0, image.width, image.height}, 0, workspace.device_error);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Lab 12 harness: every sorting step on five kinds of input (uniform, sorted, reverse sorted,
 // all equal, few distinct values) at awkward sizes, compared exactly with std::sort; steps 4 and
-// 5 also with a depth limit low enough that their fallback runs; the Mariani-Silver image compared
+// 5 also with a depth limit low enough that their fallback runs; the step 6 image compared
 // with the brute-force image. Then the perf tables: 2^24 keys, every step beside the batched
 // host-driven step 2 and CUB's radix sort; and the Mandelbrot set beside the brute-force kernel.
 // A launch that fails on the device is reported by name, with its likely cause. Every timed run
@@ -48,7 +48,7 @@ constexpr double kMillions = 1e3;
 
 template <class Step>
 cl::StepInfo info(const Step& step) {
-    return {step.id, step.name, step.section};
+    return cl::step_info(step, dynamic_parallelism::kOpenStepDesign);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -373,7 +373,7 @@ dp::View fresh_view(int width, int height, std::uint64_t draw) {
             whole.pixel_width * zoom, whole.pixel_height * zoom};
 }
 
-// Mariani-Silver trusts a border: a filament of the set thinner than a pixel can pass between
+// A design that trusts a border (as the reference does): a filament of the set thinner than a pixel can pass between
 // two border pixels, and then the inside is filled with the border's dwell where the brute force
 // finds another. On these views that happens to a few pixels in a million (up to 2.7e-6 of
 // them, measured with a CPU model on the whole set up to 3000 x 2000 pixels and on seahorse
@@ -794,7 +794,7 @@ TEST_CASE("12-dynamic-parallelism performance" * doctest::test_suite("perf")) {
         row("device: one thread launches many grids (fire-and-forget)", &dp::LaunchCosts::device_fan_out);
     }
 
-    // --- the Mandelbrot set: brute force against Mariani-Silver --------------------------------
+    // --- the Mandelbrot set: brute force against step 6 --------------------------------------
     // The roof is what no method can beat: writing every pixel's dwell once (4 bytes) at the rate
     // of memcpy D2D. The brute force is the baseline, a row of the table.
     const cl::Roof copy = cl::memcpy_roof();

@@ -177,5 +177,14 @@ __global__ void select_if_kernel(const int* in, int* out, unsigned long long* se
 }  // namespace
 }  // namespace scan
 
+namespace scan {
+
+// TODO(step 6): name your design of step 6 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 6.
+const char kOpenStepDesign[] = "";
+
+}  // namespace scan
+
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.
 #include "scan_launchers.cuh"

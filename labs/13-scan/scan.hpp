@@ -3,6 +3,8 @@
 // (nvcc). Host-only: no CUDA syntax here.
 #pragma once
 
+#include "scan_steps.hpp"
+
 #include <array>
 #include <cstddef>
 
@@ -51,10 +53,7 @@ void reduce_then_scan(const float* in, float* out, std::size_t count, Kind kind,
 void decoupled_lookback(const int* in, int* out, std::size_t count, Kind kind, Workspace workspace);
 void decoupled_lookback(const float* in, float* out, std::size_t count, Kind kind, Workspace workspace);
 
-struct Step {
-    const char* id;    ///< as in the table and the lab sheet
-    const char* name;
-    int section;       ///< the lab sheet's section for this step
+struct Step : cl::CatalogueStep {
     bool tile_local;   ///< scans each kLocalTile on its own (steps 1 to 3)
     IntLauncher launch_int;
     FloatLauncher launch_float;
@@ -62,12 +61,12 @@ struct Step {
 
 /// The scan steps. Step 0, the CPU scan, lives in the harness; step 6 (select_if) below.
 inline constexpr std::array<Step, 6> kSteps{{
-    {"1", "Hillis-Steele, tile-local", 1, true, hillis_steele, hillis_steele},
-    {"2a", "Blelloch, tile-local, unpadded", 2, true, blelloch, blelloch},
-    {"2b", "Blelloch, tile-local, padded", 2, true, blelloch_padded, blelloch_padded},
-    {"3", "warp shuffles, tile-local", 3, true, warp_shuffle, warp_shuffle},
-    {"4", "reduce, scan, add (3 kernels)", 4, false, reduce_then_scan, reduce_then_scan},
-    {"5", "single pass, decoupled look-back", 5, false, decoupled_lookback, decoupled_lookback},
+    {catalogue::kStep1, true, hillis_steele, hillis_steele},
+    {catalogue::kStep2a, true, blelloch, blelloch},
+    {catalogue::kStep2b, true, blelloch_padded, blelloch_padded},
+    {catalogue::kStep3, true, warp_shuffle, warp_shuffle},
+    {catalogue::kStep4, false, reduce_then_scan, reduce_then_scan},
+    {catalogue::kStep5, false, decoupled_lookback, decoupled_lookback},
 }};
 
 /// Step 6 keeps the values x with keeps(rule, x): x mod modulus (the non-negative remainder)
@@ -89,12 +88,16 @@ constexpr bool keeps(SelectRule rule, int x) {
 void select_if(const int* in, int* out, unsigned long long* selected, std::size_t count, SelectRule rule,
                Workspace workspace);
 
-struct SelectStep {
-    const char* id;
-    const char* name;
-    int section;
-};
-inline constexpr SelectStep kSelectStep{"6", "select_if (stream compaction)", 6};
+struct SelectStep : cl::CatalogueStep {};
+inline constexpr SelectStep kSelectStep{catalogue::kStep6};
+
+static_assert(cl::lists_catalogue(catalogue::kCatalogue, kSteps, kSelectStep),
+              "the step tables above must list the steps of labs/13-scan/lab.json, in its order: a step is "
+              "added, removed or reordered in lab.json and here together (its name only in lab.json)");
+
+/// The open step's design in its author's words, a few of them (the student file defines it; the
+/// table prints them beside the open step's name, and the grader's report shows them).
+extern const char kOpenStepDesign[];
 
 /// The baselines, from cub_anchor.cu (not yours to edit): CUB's cub::DeviceScan::InclusiveSum
 /// and ExclusiveSum (int, as unsigned: the same wrap-around) and cub::DeviceSelect::If with the

@@ -8,6 +8,7 @@
 
 #include "buffers.hpp"
 #include "cuda_check.hpp"
+#include "device_info.hpp"
 #include "guard.hpp"
 #include "harness.hpp"
 #include "options.hpp"
@@ -18,6 +19,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -42,8 +44,8 @@ constexpr std::size_t kLargeCount = (std::size_t{1} << 31) + scan::kWideTile + 1
 constexpr scan::SelectRule kPerfRule{2, 1};  // keeps the even values: about half
 
 const char* kind_name(Kind kind) { return kind == Kind::inclusive ? "inclusive" : "exclusive"; }
-cl::StepInfo info(const scan::Step& step) { return {step.id, step.name, step.section}; }
-cl::StepInfo info(const scan::SelectStep& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const scan::Step& step) { return cl::step_info(step, scan::kOpenStepDesign); }
+cl::StepInfo info(const scan::SelectStep& step) { return cl::step_info(step, scan::kOpenStepDesign); }
 
 // Thousands of tiles, for the look-back (tiles wait for each other only when there are many of
 // them), one past a whole tile; the same under compute-sanitizer, so that a kernel cannot tell a
@@ -303,6 +305,40 @@ bool passed_so_far(const cl::StepInfo& step) {
 
 cl::TimingOptions timing() { return {.warmup = 1, .warmup_ms = 5.0, .repeats = 7, .flush_l2 = true}; }
 
+// The lead of `step` over CUB's scan, measured again in 5 rounds after the table, each as the table's
+// rows are (a warm-up, then timing()'s repeats, one CUB run before every run of the step), on the main
+// set and checked after each round: one round's lead alone is within the run-to-run spread of a few
+// percent. Prints each round's median pair, their median and spread, and the spread of every pair.
+void print_lead_over_cub(DeviceProblem& problem, const scan::Step& step, double bytes, const cl::PairedRoof& cub) {
+    constexpr int kRounds = 5;
+    const cl::StepInfo id = info(step);
+    if (cub.versus(id).pairs == 0) return;  // the step did not pass: nothing to compare
+    std::vector<double> leads;
+    std::vector<double> step_ms;
+    std::vector<double> cub_ms;
+    for (int round = 0; round < kRounds; ++round) {
+        const cl::PairedTimes times = cl::paired_timed_runs(
+            cl::cuda_timing_backend(false), [&] { problem.launch(step, Kind::inclusive); }, cub.companion(), timing(),
+            [&] {
+                problem.poison();
+                problem.load(cl::kMainInputs);
+            });
+        CUDA_CHECK_SYNC();
+        const cl::Comparison check = problem.verify(step, Kind::inclusive, ", timed against CUB");
+        REQUIRE_MESSAGE(check.ok(), check.describe());
+        leads.push_back(cl::roof_pairs(times.work, bytes, times.companion, bytes).median_percent);
+        step_ms.insert(step_ms.end(), times.work.begin(), times.work.end());
+        cub_ms.insert(cub_ms.end(), times.companion.begin(), times.companion.end());
+    }
+    const auto [low, high] = std::minmax_element(leads.begin(), leads.end());
+    const cl::RoofPairs all = cl::roof_pairs(step_ms, bytes, cub_ms, bytes);
+    std::string rounds;
+    for (const double lead : leads) rounds += fmt::format("{}{:.1f}%", rounds.empty() ? "" : ", ", lead);
+    fmt::print("step {} over CUB's scan, {} rounds of {} pairs (CUB just before each run): {}; median {:.1f}%, "
+               "rounds {:.1f}-{:.1f}%; every pair: {}\n",
+               id.id, kRounds, timing().repeats, rounds, cl::median(leads), *low, *high, cl::describe(all));
+}
+
 }  // namespace
 
 TEST_CASE("13-scan correctness" * doctest::test_suite("correctness")) {
@@ -384,7 +420,7 @@ TEST_CASE("13-scan above 2^31 values" * doctest::test_suite("correctness")) {
     }
     DeviceProblem problem(kLargeCount);
     for (const auto& step : steps) {
-        const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section};
+        const cl::StepInfo large{step.id, fmt::format("{}, at {}", step.name, size), step.section, info(step).design};
         const cl::Verdict verdict = cl::check_step(large, [&] {
             cl::Comparison last;
             for (const Kind kind : {Kind::inclusive, Kind::exclusive}) {
@@ -398,7 +434,7 @@ TEST_CASE("13-scan above 2^31 values" * doctest::test_suite("correctness")) {
     }
     if (select) {
         const cl::StepInfo large{scan::kSelectStep.id, fmt::format("{}, at {}", scan::kSelectStep.name, size),
-                                 scan::kSelectStep.section};
+                                 scan::kSelectStep.section, info(scan::kSelectStep).design};
         const cl::Verdict verdict = cl::check_step(large, [&] {
             problem.poison();
             problem.launch_select(kPerfRule);
@@ -413,34 +449,41 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
     DeviceProblem problem(kPerfCount);
     const double scan_bytes = 2.0 * static_cast<double>(kPerfCount) * sizeof(int);  // read once, written once
 
-    // The baselines: CUB on the same input, its temporary storage allocated before timing.
+    // The baselines: CUB on the same input, its temporary storage allocated before timing, checked
+    // once, then timed beside each step (one CUB run before every run of the step, warm-up and timed:
+    // both see the same clocks and power state).
     cl::DeviceBuffer<unsigned char> cub_workspace(scan::cub_workspace_bytes(kPerfCount), "CUB's workspace");
-    const double cub_scan_ms = cl::median_ms(
-        [&] {
-            scan::cub_scan(problem.in.data(), problem.out.data(), kPerfCount, Kind::inclusive, cub_workspace.data(),
-                           cub_workspace.size());
-        },
-        timing(), [&] { problem.poison(); });
+    const auto cub_scan_run = [&] {
+        scan::cub_scan(problem.in.data(), problem.out.data(), kPerfCount, Kind::inclusive, cub_workspace.data(),
+                       cub_workspace.size());
+    };
+    const auto cub_select_run = [&] {
+        scan::cub_select_if(problem.in.data(), problem.out.data(), problem.selected.data(), kPerfCount, kPerfRule,
+                            cub_workspace.data(), cub_workspace.size());
+    };
+    problem.poison();
+    cub_scan_run();
     const cl::Comparison cub_scan_check = problem.verify(scan::kSteps.back(), Kind::inclusive, ", CUB");
     REQUIRE_MESSAGE(cub_scan_check.ok(), "CUB's scan is wrong, so the baseline cannot be trusted: ", cub_scan_check.describe());
-    const double cub_select_ms = cl::median_ms(
-        [&] {
-            scan::cub_select_if(problem.in.data(), problem.out.data(), problem.selected.data(), kPerfCount, kPerfRule,
-                                cub_workspace.data(), cub_workspace.size());
-        },
-        timing(), [&] { problem.poison(); });
+    problem.poison();
+    cub_select_run();
     const cl::Comparison cub_select_check = problem.verify_select(kPerfRule, ", CUB");
     REQUIRE_MESSAGE(cub_select_check.ok(), "CUB's select is wrong, so the baseline cannot be trusted: ",
                     cub_select_check.describe());
     const std::size_t kept = problem.selected.to_host()[0];
     const double select_bytes = static_cast<double>(kPerfCount + kept) * sizeof(int);  // all read, the kept written
+    const double theoretical = cl::current_device().theoretical_gbps();
+    cl::PairedRoof cub_scan("cub::DeviceScan::InclusiveSum", "GB/s", theoretical,
+                            {.run = cub_scan_run, .reset = [&] { problem.poison(); }, .work_per_run = scan_bytes});
+    cl::PairedRoof cub_select("cub::DeviceSelect::If", "GB/s", theoretical,
+                              {.run = cub_select_run, .reset = [&] { problem.poison(); }, .work_per_run = select_bytes});
 
     cl::PerfTable table = cl::make_table(
         fmt::format("inclusive scan of 2^28 int ({} MiB in, {} MiB out); step 6 and CUB select: keep the even "
-                    "values (reads 2^28, writes {:.1f}%); vs CUB: time of CUB's scan (select for step 6) over the row's",
+                    "values (reads 2^28, writes {:.1f}%); vs CUB: the row's rate over CUB's scan (select for step 6) run "
+                    "just before it, median of the timed runs (lowest-highest)",
                     kPerfCount * sizeof(int) >> 20, kPerfCount * sizeof(int) >> 20, 100.0 * kept / kPerfCount),
         roof, "GB/s", {"vs CUB"});
-    const auto vs = [](double reference_ms, double ms) { return fmt::format("{:.0f}%", 100.0 * reference_ms / ms); };
 
     // Step 0: the CPU, one thread, on 2^24 values (GB/s compare across sizes).
     {
@@ -463,9 +506,10 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
             .refill = [&](std::uint64_t draw) { problem.load(draw); },
             .dump_outputs = [&] { problem.dump_scan(); },
         };
-        const cl::PerfRecord record = cl::time_step(info(step), timed, scan_bytes, table, "GB/s", timing());
+        const cl::PerfRecord record =
+            cl::time_step(info(step), timed, scan_bytes, table, "GB/s", timing(), {}, &cub_scan);
         table.add_row(info(step), record.verdict, record.ms, record.throughput,
-                      {record.verdict.passed() ? vs(cub_scan_ms, record.ms) : "-"});
+                      {record.verdict.passed() ? cub_scan.versus_text(info(step)) : "-"});
         all_passed = all_passed && record.verdict.passed();
     }
     {
@@ -476,15 +520,21 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
             .refill = [&](std::uint64_t draw) { problem.load(draw); },
             .dump_outputs = [&] { problem.dump_select(); },
         };
-        const cl::PerfRecord record = cl::time_step(info(scan::kSelectStep), timed, select_bytes, table, "GB/s", timing());
+        const cl::PerfRecord record =
+            cl::time_step(info(scan::kSelectStep), timed, select_bytes, table, "GB/s", timing(), {}, &cub_select);
         table.add_row(info(scan::kSelectStep), record.verdict, record.ms, record.throughput,
-                      {record.verdict.passed() ? vs(cub_select_ms, record.ms) : "-"});
+                      {record.verdict.passed() ? cub_select.versus_text(info(scan::kSelectStep)) : "-"});
         all_passed = all_passed && record.verdict.passed();
     }
-    table.add_row({"CUB", "cub::DeviceScan::InclusiveSum", 0}, {cl::Status::passed, ""}, cub_scan_ms,
-                  cl::gigabytes_per_second(scan_bytes, cub_scan_ms), {"100%"});
-    table.add_row({"CUB", "cub::DeviceSelect::If", 0}, {cl::Status::passed, ""}, cub_select_ms,
-                  cl::gigabytes_per_second(select_bytes, cub_select_ms), {"100%"});
+    const auto cub_row = [&](const char* name, const cl::PairedRoof& cub) {
+        const double ms = cl::median(cub.samples_ms());
+        const cl::Roof measured = cub.roof();
+        if (ms > 0) table.add_row({"CUB", name, 0}, {cl::Status::passed, ""}, ms, measured.value, {"100%"});
+    };
+    cub_row("cub::DeviceScan::InclusiveSum", cub_scan);
+    cub_row("cub::DeviceSelect::If", cub_select);
     table.print();
+    fmt::print("CUB beside the steps: {}; {}\n", cub_scan.roof().name, cub_select.roof().name);
+    print_lead_over_cub(problem, scan::kSteps.back(), scan_bytes, cub_scan);
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
 }

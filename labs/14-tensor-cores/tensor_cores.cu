@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kMmaThreads) mma_ldmatrix_kernel(const __half*
 // Slow before: one slice of 32 in flight, staged through registers (32 of them per thread, copied
 // again to shared memory); two barriers per slice; each warp waits for its ldmatrix results before
 // every 32 mma; and a 128 x 128 tile per block reads 512 bytes from L2 per 32768 flops.
-__global__ void __launch_bounds__(kPipeThreads) mma_pipelined_kernel(const __half* __restrict__ a,
+__global__ void __launch_bounds__(kPipeThreads) mma_open_step_kernel(const __half* __restrict__ a,
                                                                      const __half* __restrict__ b,
                                                                      float* __restrict__ c, int m, int n, int k) {
     // TODO(step 4): (open step: your design) step 3's result, as fast as you can, with the copies
@@ -166,6 +166,15 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_tma_kernel(const __grid_c
 }
 
 }  // namespace
+}  // namespace tensor_cores
+
+namespace tensor_cores {
+
+// TODO(step 4): name your design of step 4 in a few words (printable ASCII); your
+// table prints its first 40 characters beside the step's name, and so does your grading
+// report. Lab sheet: README.md, section 4.
+const char kOpenStepDesign[] = "";
+
 }  // namespace tensor_cores
 
 // The launchers: given, the same for everyone. They pad awkward sizes, choose the grids and

@@ -79,7 +79,7 @@ unsigned tile_blocks(int m, int n) {
 
 void allow_pipeline_shared_memory() {
     static const bool done = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(mma_pipelined_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_CHECK(cudaFuncSetAttribute(mma_open_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(kPipelineSharedBytes)));
         return true;
     }();
@@ -205,10 +205,10 @@ void mma_ldmatrix(const __half* a, const __half* b, float* c, int m, int n, int 
     });
 }
 
-void mma_pipelined(const __half* a, const __half* b, float* c, int m, int n, int k) {
+void mma_open_step(const __half* a, const __half* b, float* c, int m, int n, int k) {
     allow_pipeline_shared_memory();
     run_padded(a, b, c, m, n, k, [](const __half* pa, const __half* pb, float* pc, int pm, int pn, int pk) {
-        mma_pipelined_kernel<<<tile_blocks<kPipeBlockM, kPipeBlockN>(pm, pn), kPipeThreads, kPipelineSharedBytes>>>(
+        mma_open_step_kernel<<<tile_blocks<kPipeBlockM, kPipeBlockN>(pm, pn), kPipeThreads, kPipelineSharedBytes>>>(
             pa, pb, pc, pm, pn, pk);
         CUDA_CHECK_LAUNCH();
     });
@@ -237,9 +237,9 @@ void wmma_tf32(const float* a, const float* b, float* c, int m, int n, int k) {
 KernelResources wmma_global_resources() { return cl::kernel_resources(wmma_global_kernel, kWarpGridThreads); }
 KernelResources wmma_shared_resources() { return cl::kernel_resources(wmma_shared_kernel, kSharedThreads); }
 KernelResources mma_ldmatrix_resources() { return cl::kernel_resources(mma_ldmatrix_kernel, kMmaThreads); }
-KernelResources mma_pipelined_resources() {
+KernelResources mma_open_step_resources() {
     allow_pipeline_shared_memory();
-    return cl::kernel_resources(mma_pipelined_kernel, kPipeThreads, kPipelineSharedBytes);
+    return cl::kernel_resources(mma_open_step_kernel, kPipeThreads, kPipelineSharedBytes);
 }
 KernelResources wgmma_tma_resources() {
     allow_wgmma_shared_memory();

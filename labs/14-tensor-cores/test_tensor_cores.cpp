@@ -318,7 +318,7 @@ struct Problem {
     }
 };
 
-cl::StepInfo info(const Step& step) { return {step.id, step.name, step.section}; }
+cl::StepInfo info(const Step& step) { return cl::step_info(step, tensor_cores::kOpenStepDesign); }
 
 // Why this GPU cannot run `step`, or nothing.
 std::string missing_capability(const Step& step) {
@@ -469,7 +469,6 @@ public:
     cl::DeviceBuffer<__half> a16, b16;
     cl::DeviceBuffer<float> a32, b32, c;
     int selected = 0;  // the set loaded last: 0 the main set, 1 a negated (the second set), -1 fresh values
-    double roof_ms = 0;
 
     PerfProblem() {
         host_a32_ = random_floats("perf inputs a", s.a_count(), -1.0F, 1.0F);
@@ -492,12 +491,11 @@ public:
         host_a16_ = std::move(ha.exact);
         host_b16_ = std::move(hb.exact);
 
-        // The roof, timed like the steps, and its result: the per-element reference of the timed
-        // runs (a CPU reference at this size would take minutes).
+        // cuBLAS's result: the per-element reference of the timed runs (a CPU reference at this size
+        // would take minutes). The roof is timed beside each step (the performance test).
         cl::DeviceBuffer<float> result(s.c_count(), "cuBLAS's c");
-        roof_ms = cl::median_ms(
-            [&] { cl::cublas_hgemm_fp32_accumulate_row_major(a16.data(), b16.data(), result.data(), s.m, s.n, s.k); },
-            {.repeats = 9}, [&] { result.poison(); });
+        result.poison();
+        cl::cublas_hgemm_fp32_accumulate_row_major(a16.data(), b16.data(), result.data(), s.m, s.n, s.k);
         cublas16_ = result.to_host();
         cl::cublas_sgemm_row_major(a32.data(), b32.data(), result.data(), s.m, s.n, s.k);
         sgemm_ = result.to_host();
@@ -735,9 +733,77 @@ TEST_CASE("14-tensor-cores performance" * doctest::test_suite("perf")) {
     const cl::DeviceInfo& device = cl::current_device();
     const double peak = device.fp16_tensor_peak_gflops();
 
-    const cl::Roof roof{"cuBLAS FP16 in, FP32 accumulate", cl::gigaflops(problem.flops, problem.roof_ms), "GFLOP/s",
-                        peak};
-    std::vector<std::string> columns{"% peak"};
+    // The roof: cuBLAS on the same inputs, one run before every run of each step (warm-up and timed),
+    // so that both see the same clocks and power state; the SM clock is sampled under each.
+    cl::SmClockSampler clocks;
+    cl::DeviceBuffer<float> roof_c(s.c_count(), "cuBLAS's c (the roof's runs)");
+    cl::PairedRoof paired("cuBLAS FP16 in, FP32 accumulate", "GFLOP/s", peak,
+                          {.run =
+                               [&] {
+                                   clocks.set_label("roof");
+                                   cl::cublas_hgemm_fp32_accumulate_row_major(problem.a16.data(), problem.b16.data(),
+                                                                              roof_c.data(), s.m, s.n, s.k);
+                               },
+                           .reset =
+                               [&] {
+                                   clocks.set_label("");
+                                   roof_c.poison();
+                               },
+                           .work_per_run = problem.flops,
+                           .flush_l2 = true});
+    const auto percent_of_peak = [&](double gflops) {
+        return peak > 0 ? fmt::format("{:.1f}%", 100.0 * gflops / peak) : std::string("-");
+    };
+
+    struct Row {
+        cl::StepInfo step;
+        cl::PerfRecord record;
+        std::vector<std::string> extras;
+    };
+    std::vector<Row> rows;
+    bool all_passed = true;
+    for (const auto& step : tensor_cores::kSteps) {
+        if (const std::string why = missing_capability(step); !why.empty()) {
+            cl::PerfRecord skipped;
+            skipped.verdict = cl::skip_step(info(step), why);
+            rows.push_back({info(step), skipped, {}});
+            continue;
+        }
+        const cl::TimedStep timed{
+            .reset =
+                [&] {
+                    clocks.set_label("");
+                    problem.c.poison();
+                },
+            .run =
+                [&] {
+                    clocks.set_label(info(step).id);
+                    problem.run(step);
+                },
+            .verify =
+                [&] {
+                    clocks.set_label("");
+                    return problem.verify(step);
+                },
+            .refill = [&](std::uint64_t draw) { problem.refill(step, draw); },
+            .dump_outputs =
+                [&] {
+                    clocks.set_label("");
+                    problem.dump_outputs(step);
+                },
+        };
+        const cl::PerfRecord record =
+            cl::time_step(info(step), timed, problem.flops, paired, "GFLOP/s", cl::TimingOptions{.repeats = 9});
+        std::vector<std::string> extras{record.verdict.passed() ? percent_of_peak(record.throughput) : "-",
+                                        record.verdict.passed() ? paired.versus_text(info(step)) : "-"};
+        for (std::string& cell : cl::resource_columns(step.resources())) extras.push_back(std::move(cell));
+        rows.push_back({info(step), record, std::move(extras)});
+        all_passed = all_passed && record.verdict.passed();
+    }
+    clocks.set_label("");
+
+    const cl::Roof roof = paired.roof();
+    std::vector<std::string> columns{"% peak", "vs roof run beside it"};
     for (const std::string& name : cl::resource_column_names()) columns.push_back(name);
     const std::string peak_text =
         peak > 0 ? fmt::format("{:.0f} GFLOP/s ({} SMs x {:.0f} FLOP/clock x {:.2f} GHz)", peak, device.sm_count,
@@ -747,36 +813,24 @@ TEST_CASE("14-tensor-cores performance" * doctest::test_suite("perf")) {
         fmt::format("{} x {} x {}, FP16 in, FP32 accumulate (step 5: float in, TF32) | tensor peak {}", s.m, s.n, s.k,
                     peak_text),
         roof, "GFLOP/s", columns);
-    const auto percent_of_peak = [&](double gflops) {
-        return peak > 0 ? fmt::format("{:.1f}%", 100.0 * gflops / peak) : std::string("-");
-    };
-
-    bool all_passed = true;
-    for (const auto& step : tensor_cores::kSteps) {
-        if (const std::string why = missing_capability(step); !why.empty()) {
-            const cl::Verdict verdict = cl::skip_step(info(step), why);
-            table.add_row(info(step), verdict, 0, 0);
-            continue;
-        }
-        const cl::TimedStep timed{
-            .reset = [&] { problem.c.poison(); },
-            .run = [&] { problem.run(step); },
-            .verify = [&] { return problem.verify(step); },
-            .refill = [&](std::uint64_t draw) { problem.refill(step, draw); },
-            .dump_outputs = [&] { problem.dump_outputs(step); },
-        };
-        const cl::PerfRecord record =
-            cl::time_step(info(step), timed, problem.flops, table, "GFLOP/s", cl::TimingOptions{.repeats = 9});
-        std::vector<std::string> extras{record.verdict.passed() ? percent_of_peak(record.throughput) : "-"};
-        for (std::string& cell : cl::resource_columns(step.resources())) extras.push_back(std::move(cell));
-        table.add_row(info(step), record.verdict, record.ms, record.throughput, std::move(extras));
-        all_passed = all_passed && record.verdict.passed();
-    }
-    std::vector<std::string> roof_extras{percent_of_peak(roof.value)};
+    for (Row& row : rows) table.add_row(row.step, row.record.verdict, row.record.ms, row.record.throughput, row.extras);
+    std::vector<std::string> roof_extras{percent_of_peak(roof.value), "-"};
     for (std::string& cell : cl::no_resource_columns()) roof_extras.push_back(std::move(cell));
-    table.add_row({"roof", "cuBLAS FP16 in, FP32 acc", 0}, {cl::Status::passed, ""}, problem.roof_ms, roof.value,
-                  std::move(roof_extras));
+    table.add_row({"roof", "cuBLAS FP16 in, FP32 acc", 0}, {cl::Status::passed, ""}, cl::median(paired.samples_ms()),
+                  roof.value, std::move(roof_extras));
     table.print();
+    fmt::print("vs roof run beside it: the median over the timed runs of the step's rate over the cuBLAS run just "
+               "before it (lowest-highest); \"above\" only where every pair is above, \"level with\" where the "
+               "pairs lie on both sides of 100%\n");
+    if (const auto& why = clocks.unavailable()) {
+        fmt::print("SM clock: not sampled ({})\n", *why);
+    } else {
+        fmt::print("SM clock (NVML, sampled every 1 ms during the runs, warm-up included):\n  roof (cuBLAS): {}\n",
+                   clocks.describe("roof"));
+        for (const Row& row : rows) {
+            if (row.record.verdict.passed()) fmt::print("  step {}: {}\n", row.step.id, clocks.describe(row.step.id));
+        }
+    }
     print_accuracy(problem);
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
 }

@@ -194,7 +194,7 @@ constexpr int kVectorsPerThread = 4;  // int4 loads in flight per thread and til
 // first is used (more bytes in flight per thread), and warp shuffles for the tree: shared
 // memory only to pass one value per warp, and one __syncthreads() in all.
 template <int kThreads>
-__global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t count, int* out) {
+__global__ void reduce_open_step_kernel(const int* in, std::size_t count, int* out) {
     constexpr unsigned int kWarps = kThreads / kWarpSize;
     constexpr std::size_t kTileVectors = static_cast<std::size_t>(kThreads) * kVectorsPerThread;
     __shared__ int warp_sums[kWarps];
@@ -236,6 +236,13 @@ __global__ void reduce_shuffle_vectorized_kernel(const int* in, std::size_t coun
 }
 
 }  // namespace
+}  // namespace reduction
+
+namespace reduction {
+
+// The reference's design of step 8, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "warp shuffles + int4 loads";
+
 }  // namespace reduction
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

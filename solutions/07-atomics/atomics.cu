@@ -37,9 +37,9 @@ __device__ void count_word(unsigned int* local, unsigned int word, int copy) {
 // Fixes: each block counts into its own histograms in shared memory, with atomics that stay in
 // the SM, and adds its 256 totals to the global bins once, at the end.
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) histogram_shared_kernel(const unsigned char* data, std::size_t count,
+__global__ void __launch_bounds__(kThreads) histogram_open_step_kernel(const unsigned char* data, std::size_t count,
                                                                      unsigned int* bins) {
-    static_assert(kThreads % 32 == 0, "histogram_shared_kernel: make the block a multiple of a warp");
+    static_assert(kThreads % 32 == 0, "histogram_open_step_kernel: make the block a multiple of a warp");
     __shared__ unsigned int local[kBins * kCopies];
     for (int i = static_cast<int>(threadIdx.x); i < kBins * kCopies; i += kThreads) local[i] = 0;
     __syncthreads();  // all zeroes are written before any thread counts
@@ -113,6 +113,13 @@ __global__ void __launch_bounds__(kThreads) reduce_single_pass_kernel(const int*
 }
 
 }  // namespace
+}  // namespace atomics
+
+namespace atomics {
+
+// The reference's design of step 2, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "histogram, shared-memory privatized";
+
 }  // namespace atomics
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -300,7 +300,7 @@ void run_graph(const Pipeline& p) {
 // Fixes: chunk c goes through slot c % pool_slots, each half of the slot as soon as the chunk
 // before it there is done with that half: the input after its kernel, the output after its copy out.
 // ---------------------------------------------------------------------------------------
-void run_pooled(const Pipeline& p) {
+void run_open_step(const Pipeline& p) {
     const std::vector<Stream> streams = make_streams(p.streams, cudaStreamDefault);
     const std::size_t slots = static_cast<std::size_t>(std::max(p.pool_slots, 1));
     // Per slot: recorded after the kernel of the slot's last chunk (its input half is free again),
@@ -325,6 +325,13 @@ void run_pooled(const Pipeline& p) {
     }
     synchronize_all(streams);
 }
+
+}  // namespace streams
+
+namespace streams {
+
+// The reference's design of step 8, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "a pool of chunk buffers, events";
 
 }  // namespace streams
 

@@ -141,7 +141,7 @@ void reuse_direct(const ReuseProblem& p) { launch_sweeps(p.u, p.scratch, p.w, p.
 // Step 5: managed memory, told where each array belongs instead of left to page faults.
 // ---------------------------------------------------------------------------------------
 
-void stream_advise(const StreamProblem& p) {
+void stream_open_step_setup(const StreamProblem& p) {
     const std::size_t bytes = bytes_of(p.count);
     // Every element crosses the bus once. Migrating it would add the driver's work for every
     // page (unmap on one side, map on the other) to the transfer; instead x, y and z stay in host
@@ -158,9 +158,9 @@ void stream_advise(const StreamProblem& p) {
 // and the host's first reads of z fault them back one by one.
 // Fixes: no faults, no migrations: the kernel reads x and y and writes z across the bus, both
 // directions at once and overlapped with its arithmetic; z is in host memory when it ends.
-void stream_advised(const StreamProblem& p) { launch_saxpy(p.x, p.y, p.z, p.count, p.a); }
+void stream_open_step(const StreamProblem& p) { launch_saxpy(p.x, p.y, p.z, p.count, p.a); }
 
-void reuse_advise(const ReuseProblem& p) {
+void reuse_open_step_setup(const ReuseProblem& p) {
     const std::size_t bytes = bytes_of(p.count);
     // u is read once, by the first sweep, and w written once, by the last: like x, y and z above,
     // both cross the bus once, so both stay in host memory, mapped for the GPU.
@@ -181,6 +181,13 @@ void reuse_advise(const ReuseProblem& p) {
 // Fixes: no faults, no migrations: the first sweep reads u across the bus and the last one writes
 // w across it, each byte once (as step 1's copies, but overlapped with the sweep), and every
 // sweep in between runs from the scratch pair in device memory.
-void reuse_advised(const ReuseProblem& p) { launch_sweeps(p.u, p.scratch, p.w, p.count, p.sweeps); }
+void reuse_open_step(const ReuseProblem& p) { launch_sweeps(p.u, p.scratch, p.w, p.count, p.sweeps); }
+
+}  // namespace unified
+
+namespace unified {
+
+// The reference's design of step 5, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "managed + advice + prefetch";
 
 }  // namespace unified

@@ -876,7 +876,7 @@ __device__ bool in_forest(int* parents, int p) {
 // Fixes: union-find. Each foreground pixel joins its tree with those of its left and upper
 // foreground neighbours (right and lower ones do the same towards it): one pass, whatever the paths.
 __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
-    union_find_hook_kernel(int* parents, int width, int height) {
+    components_open_step_kernel(int* parents, int width, int height) {
     const int x = blockIdx.x * kLabelBlockX + threadIdx.x;
     const int y = blockIdx.y * kLabelBlockY + threadIdx.y;
     if (x >= width || y >= height) return;  // no barrier in this kernel
@@ -896,7 +896,7 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
 // label is 1 + its root. Each pixel also writes its root back as its parent (only it writes that
 // word), so that the walks of others that pass through it end one step later.
 __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
-    union_find_jump_kernel(int* parents, int* __restrict__ labels, int width, int height) {
+    components_open_step_labels_kernel(int* parents, int* __restrict__ labels, int width, int height) {
     const int x = blockIdx.x * kLabelBlockX + threadIdx.x;
     const int y = blockIdx.y * kLabelBlockY + threadIdx.y;
     if (x >= width || y >= height) return;
@@ -911,6 +911,13 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
 }
 
 }  // namespace
+}  // namespace stencil
+
+namespace stencil {
+
+// The reference's design of step 9, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "union-find: atomicMin hooking, root jumping";
+
 }  // namespace stencil
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -313,6 +313,16 @@ __device__ int border_dwell(const Image& image, Rect rect) {
     return block_dwell;
 }
 
+// Mariani-Silver's shape: a block whose border is not of one dwell launches kMsSubdivisions x
+// kMsSubdivisions blocks, one per part (1 + 16 pending grids per block: the launcher's
+// kMandelbrotLaunchSlots), until a side is at most kMsMinSide (then every pixel is computed) or the
+// depth reaches kMsDepthLimit.
+constexpr int kMsSubdivisions = 4;
+constexpr int kMsMinSide = 16;
+constexpr int kMsDepthLimit = 4;
+static_assert(1 + kMsSubdivisions * kMsSubdivisions <= kMandelbrotLaunchSlots,
+              "each block may keep 1 + kMsSubdivisions^2 grids pending: raise kMandelbrotLaunchSlots to match");
+
 // Slow before: the brute-force kernel iterates every pixel to its dwell: max_dwell iterations for
 // each of the millions of pixels inside the set, whose dwell is known once their border is.
 // Fixes: Mariani-Silver. A block takes one rectangle; if its whole border has one dwell, so has
@@ -320,7 +330,7 @@ __device__ int border_dwell(const Image& image, Rect rect) {
 // fills it without iterating; otherwise it launches a grid for the parts, and only rectangles too
 // small to split are computed pixel by pixel. Work goes where the image has detail.
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) mariani_silver_kernel(Image image, Rect parent, int depth,
+__global__ void __launch_bounds__(kThreads) mandelbrot_open_step_kernel(Image image, Rect parent, int depth,
                                                                   unsigned int* device_error) {
     // This block's part of `parent`: the grid cuts it into gridDim.x x gridDim.y parts.
     const int part_width = (parent.width + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
@@ -350,13 +360,20 @@ __global__ void __launch_bounds__(kThreads) mariani_silver_kernel(Image image, R
         return;
     }
     if (threadIdx.x == 0) {
-        mariani_silver_kernel<kThreads><<<dim3(kMsSubdivisions, kMsSubdivisions), kThreads, 0,
+        mandelbrot_open_step_kernel<kThreads><<<dim3(kMsSubdivisions, kMsSubdivisions), kThreads, 0,
                                           cudaStreamFireAndForget>>>(image, rect, depth + 1, device_error);
         check_child_launch(device_error);
     }
 }
 
 }  // namespace
+}  // namespace dynamic_parallelism
+
+namespace dynamic_parallelism {
+
+// The reference's design of step 6, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "Mariani-Silver: one-dwell borders filled, the rest subdivided";
+
 }  // namespace dynamic_parallelism
 
 // The launchers: given, the same for everyone. They check the arguments, prepare the workspace

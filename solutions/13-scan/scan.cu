@@ -338,8 +338,8 @@ __device__ T look_back(Status* status, unsigned int tile, T aggregate) {
 // some wait.
 template <class T, int kThreads, int kItems, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    lookback_scan_kernel(const T* in, T* out, std::size_t count, unsigned int* tile_counter, Status* status,
-                         bool inclusive) {
+    lookback_scan_kernel(const T* in, T* out, std::size_t count, unsigned int* tile_counter,
+                         unsigned long long* status, bool inclusive) {
     constexpr std::size_t kTile = static_cast<std::size_t>(kThreads) * kItems;
     constexpr unsigned int kWarps = kThreads / kWarpSize;
     static_assert(kThreads % kWarpSize == 0 && kWarps <= kWarpSize,
@@ -392,7 +392,7 @@ constexpr int kSelectBlocksPerSM = 5;
 template <int kThreads, int kItems>
 __global__ void __launch_bounds__(kThreads, kSelectBlocksPerSM)
     select_if_kernel(const int* in, int* out, unsigned long long* selected, std::size_t count, SelectRule rule,
-                     unsigned int* tile_counter, Status* status) {
+                     unsigned int* tile_counter, unsigned long long* status) {
     constexpr std::size_t kTile = static_cast<std::size_t>(kThreads) * kItems;
     static_assert(kItems <= 32, "a thread's keep flags are the bits of one word: kItems <= 32");
     static_assert(kTile <= kThreads / kWarpSize * kWarpStagingValues<int, kItems>,
@@ -432,6 +432,13 @@ __global__ void __launch_bounds__(kThreads, kSelectBlocksPerSM)
 }
 
 }  // namespace
+}  // namespace scan
+
+namespace scan {
+
+// The reference's design of step 6, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "select_if (stream compaction)";
+
 }  // namespace scan
 
 // The launchers: given, the same for everyone. They choose the grids and launch the kernels above.

@@ -285,7 +285,7 @@ __device__ __forceinline__ void multiply_fragments(const Fragments& f, float (&a
 // ahead, with one barrier per slice; the fragments of the next 16 of k are loaded before the mma of
 // these (two sets of fragment registers, also across slices); 256 x 128 tiles of 8 warps (a third
 // less L2 traffic per flop); rows swizzled instead of padded (no bank conflicts, 96 KiB for 4 stages).
-__global__ void __launch_bounds__(kPipeThreads) mma_pipelined_kernel(const __half* __restrict__ a,
+__global__ void __launch_bounds__(kPipeThreads) mma_open_step_kernel(const __half* __restrict__ a,
                                                                      const __half* __restrict__ b,
                                                                      float* __restrict__ c, int m, int n, int k) {
     extern __shared__ __align__(128) __half ring[];  // kStages x (a slice, b slice), swizzled
@@ -525,6 +525,13 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_tma_kernel(const __grid_c
 }
 
 }  // namespace
+}  // namespace tensor_cores
+
+namespace tensor_cores {
+
+// The reference's design of step 4, as its table prints it beside the step's name.
+const char kOpenStepDesign[] = "cp.async 4 stages, 256x128, swizzled";
+
 }  // namespace tensor_cores
 
 // The launchers: given, the same for everyone. They pad awkward sizes, choose the grids and

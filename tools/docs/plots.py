@@ -22,6 +22,7 @@ the drawn result in a browser.
 """
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the course's root: its coursemodel package
-from coursemodel import results  # noqa: E402
+from coursemodel import labs as course_labs, results  # noqa: E402
 
 # Okabe and Ito's palette (distinguishable with every common colour-vision deficiency) without its
 # black and its yellow (black is for roofs, yellow is faint on white), then two dark colours of
@@ -268,43 +269,72 @@ def sweep_name(sweep: Sweep) -> str:
     return f"plots/{sweep.lab}-{slug(sweep.axis)}"
 
 
-# A model drawn beside a sweep, where a lab's chapter explains one: (label, f(x, roof, points)).
-SECTOR_FLOATS = 8  # floats per 32-byte sector
+# A model drawn beside a sweep, where a lab's chapter explains one. Which step has which model, and
+# its parameters, is in the lab's step catalogue (lab.json "steps"[].sweep_model); here only the
+# hardware's part: a 32-byte sector and 32 banks of 4 bytes.
+SECTOR_BYTES = 32
 BANKS = 32
-MODELS: dict[tuple[str, str], tuple[str, Callable[[float, float, list], float], str]] = {
-    ("02-coalescing", "2"): (
-        "sector model: 4 B written + 4 min(s, 8) B read per element",
-        lambda s, roof, points: roof * 8 / (4 + 4 * min(s, SECTOR_FLOATS)),
-        " The dashed grey line is what whole 32-byte sectors predict: the measured curve keeps falling "
-        "past stride 8, the sign of a larger DRAM fetch."),
-    ("05-transpose", "5"): (
-        "bank model: fastest / gcd(s, 32)",
-        lambda s, roof, points: max(y for _, y in points) / math.gcd(int(s), BANKS) if s else max(y for _, y in points),
-        " Every stride with gcd(s, 32) = g > 1 is a g-way bank conflict (the grey model)."),
-}
+
+
+def _sector_model(params: dict) -> tuple[str, Callable[[float, float, list], float]]:
+    """Whole 32-byte sectors: `bytes_written` per element, and reads of `bytes_read` at stride s
+    fetching min(s, 32 / bytes_read) times their bytes."""
+    written, read = params["bytes_written"], params["bytes_read"]
+    per_sector = SECTOR_BYTES // read
+    return (f"sector model: {written} B written + {read} min(s, {per_sector}) B read per element",
+            lambda s, roof, points: roof * (written + read) / (written + read * min(s, per_sector)))
+
+
+def _bank_model(params: dict) -> tuple[str, Callable[[float, float, list], float]]:
+    """A stride s of 4-byte words: gcd(s, banks)-way conflicts, from the fastest point measured."""
+    banks = params.get("banks", BANKS)
+    return (f"bank model: fastest / gcd(s, {banks})",
+            lambda s, roof, points: max(y for _, y in points) / math.gcd(int(s), banks) if s
+            else max(y for _, y in points))
+
+
+MODEL_KINDS = {"sectors": _sector_model, "banks": _bank_model}
+
+
+def sweep_model(lab_name: str, step_id: str) -> tuple[str, Callable[[float, float, list], float], str] | None:
+    """(label, f(x, roof, points), caption) of the model the lab's catalogue gives the step, or None."""
+    step = _catalogue_step(lab_name, step_id)
+    params = step.sweep_model if step else None
+    if not params:
+        return None
+    label, formula = MODEL_KINDS[params["kind"]](params)
+    return label, formula, " " + params.get("caption", "")
 
 
 # --- the roofline ---------------------------------------------------------------------------------
 # Arithmetic intensity (flops per byte of compulsory DRAM traffic) of the steps whose work is
-# floating-point arithmetic, by lab and step id (a string: "6b") or sheet section (a number; "*": every other section; None: the section
-# does no floating-point work). For GB/s tables the intensity converts the counted bytes into
-# flops; for GFLOP/s tables the throughput is already flops and the intensity places the point.
-# Keep in step with the labs' problem sizes and with the table on docs/roofline.md.
-GEMM_4096 = 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)  # 682.7 flop/B: a, b read once, c written once
-ROOFLINE_INTENSITY: dict[str, dict[object, float | None]] = {
-    # 1 add per 12 bytes (two floats read, one written)
-    "01-matadd": {"*": 1 / 12},
-    # the particle update: 3 FMA (6 flops) per 36 counted bytes; the copies do no arithmetic
-    "02-coalescing": {"*": None, 3: 6 / 36, 4: 6 / 36},
-    # section 1 at 32 x 4096 x 32, the rest at 4096^3
-    "03-matmul-naive": {"*": GEMM_4096, 1: 2 * 32 * 4096 * 32 / (4 * (32 * 4096 * 2 + 32 * 32))},
-    "04-matmul-tiled": {"*": GEMM_4096},
-    # 2^17 bodies, 20 flops per interaction; per body 16 bytes read (position, mass), 12 written
-    "08-nbody": {"*": 20 * 2 ** 17 / 28},
-    # 1 + 9R flops per point (centre product, then per axis and distance one add and one FMA),
-    # 8 bytes: radius 1 (7 points), section 5 and step 6b radius 4 (25 points)
-    "11-stencil": {"*": 10 / 8, 5: 37 / 8, "6b": 37 / 8},
-}
+# floating-point arithmetic: each lab's catalogue gives it per step (lab.json "steps"[].roofline:
+# flops and bytes per unit of work, for the lab's problem size). For GB/s tables the intensity
+# converts the counted bytes into flops; for GFLOP/s tables the throughput is already flops and the
+# intensity places the point. A lab none of whose steps has one does no floating-point work.
+COURSE_ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.lru_cache(maxsize=None)
+def _catalogue(root: Path = COURSE_ROOT) -> dict[str, course_labs.Lab]:
+    return {lab.name: lab for lab in course_labs.discover(root)}
+
+
+def _catalogue_step(lab_name: str, step_id: str):
+    lab = _catalogue().get(lab_name)
+    return lab.step(step_id) if lab else None
+
+
+def roofline_intensities(root: Path = COURSE_ROOT) -> dict[str, dict[str, float]]:
+    """lab -> step id -> flops per byte, for the labs whose catalogue gives any."""
+    out: dict[str, dict[str, float]] = {}
+    for name, lab in _catalogue(root).items():
+        steps = {step.id: step.intensity() for step in lab.steps if step.roofline}
+        if steps:
+            out[name] = steps
+    return out
+
+
 # Labs whose flops run on other units than the FP32 pipes this plot's compute roof measures.
 OTHER_ROOF_LABS = {"14-tensor-cores": "its flops run on the tensor cores, whose roof (cuBLAS, FP16 in) lies far above "
                                       "this plot's FP32 roof (see the roofline page)"}
@@ -348,8 +378,9 @@ def roofline(labs: dict[str, LabResults]) -> Roofline | str:
         return "the roofline needs " + " and ".join(missing)
     points: list[Point] = []
     left_out: dict[str, dict[str, str]] = {}
+    intensities = roofline_intensities()
     for name, lab in labs.items():
-        rules = ROOFLINE_INTENSITY.get(name)
+        rules = intensities.get(name)
         for step in lab.steps:
             step_id = str(step.get("id"))
             why = None
@@ -366,7 +397,7 @@ def roofline(labs: dict[str, LabResults]) -> Roofline | str:
             elif perf.get("unit") not in ("GB/s", "GFLOP/s"):
                 why = f"its unit, {perf.get('unit')}, counts no flops"
             else:
-                intensity = rules.get(step_id, rules.get(section_of(step), rules.get("*")))
+                intensity = rules.get(step_id)
                 if intensity is None:
                     why = "no floating-point work (a copy)"
             if why:
@@ -547,7 +578,7 @@ def draw_steps(lab: LabResults) -> Plot | str:
 
 
 def draw_sweep(lab: LabResults, sweep: Sweep) -> Plot:
-    model = MODELS.get((lab.name, sweep.series[0].step_id)) if len(sweep.series) == 1 else None
+    model = sweep_model(lab.name, sweep.series[0].step_id) if len(sweep.series) == 1 else None
     xs = sorted({x for s in sweep.series for x, _ in s.points})
     ys = [y for s in sweep.series for _, y in s.points]
     roofs = sorted({s.roof for s in sweep.series if s.roof})

@@ -6,6 +6,9 @@
 - each student file exists in labs/ and at the mirrored path in solutions/;
 - the starter marks its work with `// TODO(step N):` and each N has a section `## N.` in
   the lab sheet, while the solution has no TODO(step ...) left;
+- the given parts of a starter (all but a TODO function's body, and the definition a TODO outside
+  functions introduces) are in its solution as they are in the starter, token for token and in the
+  same order (the solution may add helpers of its own);
 - the lab has a docs chapter;
 - where the lab has a solutions/<lab>/ folder (the instructors' edition), its answer key
   solutions/<lab>/ANSWERS.md answers every question of the lab sheet under one heading
@@ -23,6 +26,7 @@ Usage: check_labs.py COURSE_ROOT   (exit 0 when all labs are in order)
 """
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the course's root: its coursemodel package
@@ -36,6 +40,129 @@ HINT_ANYWHERE = re.compile(r"HINT\(step\b")
 # What a starter must not say: the lesson of the step, which the sheet asks for.
 ANSWERING_COMMENT = re.compile(r"^\s*//\s*(Fixes|Shows):")
 OPEN_STEP_NOTE = "**Open step.**"
+
+# --- the given parts of a starter (docs/authoring.md): everything but what its TODOs ask for ------
+TOKEN = re.compile(r'''//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|^[ \t]*#[^\n]*|\[\[maybe_unused\]\]|\w+|\S''',
+                   re.M | re.S)
+TODO_COMMENT = re.compile(r"//\s*TODO\(step\b")
+CONTAINER = re.compile(r"\b(namespace|extern)\b")
+AGGREGATE = re.compile(r"\b(struct|class|union|enum)\b")
+
+
+@dataclass
+class Item:
+    """One top-level declaration or definition of a source file, its tokens joined by spaces."""
+    line: int
+    text: str
+    body: str = ""   # a function's body ("" for other items)
+    todo: bool = False  # a starter's function whose body holds a TODO, or the item a TODO outside functions introduces
+
+
+def _declarator(head: list[str]) -> str:
+    """An item's head without its leading template parameter lists (whose `class` names no class)."""
+    i = 0
+    while i < len(head) and head[i] == "template" and i + 1 < len(head) and head[i + 1] == "<":
+        depth, i = 0, i + 1
+        while i < len(head):
+            depth += head[i] == "<"
+            depth -= head[i] == ">"
+            i += 1
+            if depth == 0:
+                break
+    return " ".join(head[i:])
+
+
+def _tokens(text: str) -> list[tuple[int, str]]:
+    out = []
+    for match in TOKEN.finditer(text):
+        token = match.group(0)
+        line = text.count("\n", 0, match.start()) + 1
+        if token.startswith("//"):
+            if TODO_COMMENT.match(token):
+                out.append((line, "@TODO"))
+        elif token.startswith("/*") or token == "[[maybe_unused]]":
+            continue
+        else:
+            out.append((line, token.split("//")[0].strip() if token.lstrip().startswith("#") else token))
+    return out
+
+
+def items(text: str) -> list[Item]:
+    """The file's top-level items, namespaces opened into ("namespace x {" and "}" are items)."""
+    tokens, found, i = _tokens(text), [], 0
+    todo_next = False
+    while i < len(tokens):
+        line, token = tokens[i]
+        if token == "@TODO":
+            todo_next, i = True, i + 1
+            continue
+        if token.startswith("#") or token == "}":
+            found.append(Item(line, token + (" ;" if token == "}" and i + 1 < len(tokens) and tokens[i + 1][1] == ";" else "")))
+            i += 2 if found[-1].text == "} ;" else 1
+            continue
+        start, head = i, []
+        while i < len(tokens) and tokens[i][1] not in (";", "{"):
+            if tokens[i][1] != "@TODO":
+                head.append(tokens[i][1])
+            i += 1
+        if i == len(tokens) or tokens[i][1] == ";":
+            found.append(Item(line, " ".join(head + [";"]), todo=todo_next))
+            todo_next, i = False, i + 1
+            continue
+        words, declarator = " ".join(head), _declarator(head)
+        if CONTAINER.search(declarator) and not AGGREGATE.search(declarator):
+            found.append(Item(line, words + " {"))
+            i += 1
+            continue
+        # a braced body: a function's, an aggregate's or an initializer's, to its matching brace
+        depth, j, body, has_todo = 0, i, [], False
+        while j < len(tokens):
+            t = tokens[j][1]
+            depth += t == "{"
+            depth -= t == "}"
+            if t == "@TODO":
+                has_todo = True
+            else:
+                body.append(t)
+            j += 1
+            if depth == 0:
+                break
+        if j < len(tokens) and tokens[j][1] == ";":  # struct ... { } ; or = { } ;
+            body.append(";")
+            j += 1
+        function = not AGGREGATE.search(declarator) and not words.endswith("=")
+        found.append(Item(line, words, " ".join(body), todo=(has_todo and function) or todo_next))
+        todo_next, i = False, j
+    return found
+
+
+def _unbounded(head: str) -> str:
+    return re.sub(r"__launch_bounds__ \( [^()]*(?:\( [^()]* \) [^()]*)*\) ", "", head)
+
+
+def given_parts_problem(starter_text: str, solution_text: str) -> tuple[int, str] | None:
+    """Where the given parts of a starter stop matching its solution: every item of the starter must
+    appear in the solution, in order and the same to the token, except what the TODOs ask for (a
+    TODO function's body; the declaration a TODO outside functions introduces, from its `=` on).
+    The solution may add items of its own (helpers, constants). (line, starter's item) or None."""
+    wanted = items(starter_text)
+    have = items(solution_text)
+    k = 0
+    for item in wanted:
+        if item.todo and item.body:  # a function of the student's: its signature (launch bounds are theirs)
+            match = lambda h: _unbounded(h.text) == _unbounded(item.text) and bool(h.body)
+        elif item.todo:  # a definition of the student's: up to its initializer
+            head = item.text.split(" =")[0]
+            match = lambda h: h.text.split(" =")[0] == head
+        else:
+            match = lambda h: (h.text, h.body) == (item.text, item.body)
+        while k < len(have) and not match(have[k]):
+            k += 1
+        if k == len(have):
+            return item.line, (item.text + (" { ... }" if item.body else ""))[:120]
+        k += 1
+    return None
+
 
 def check_answer_key(root: Path, name: str, sheet_text: str) -> list[str]:
     """solutions/<lab>/ANSWERS.md: the title, and one '## Question N' per sheet question."""
@@ -166,6 +293,11 @@ def check_lab(root: Path, lab_dir: Path) -> list[str]:
                 problems.append(f"{name}: solutions/{name}/{student_file} still has a TODO(step N)")
             if HINT_ANYWHERE.search(solution_text):
                 problems.append(f"{name}: solutions/{name}/{student_file} has a HINT(step N) line (hints are for starters)")
+            differs = given_parts_problem(starter_text, solution_text)
+            if differs:
+                problems.append(f"{name}: labs/{name}/{student_file}:{differs[0]}: a given part of the starter is not in "
+                                f"solutions/{name}/{student_file} as it is here (same tokens, same order): "
+                                f"`{differs[1]}`; the given parts of a starter and its solution must stay identical")
         if instructors:
             problems += hint_problems(name, f"labs/{name}/{student_file}", starter_text, open_set)
             problems += [f"{name}: labs/{name}/{student_file}:{number}: a starter keeps no '// {m.group(1)}:' "

@@ -127,8 +127,7 @@ class PlotDataTest(unittest.TestCase):
                 self.assertTrue((name, step_id) in points or step_id in line.left_out.get(name, {}),
                                 f"{name} step {step_id} neither drawn nor left out with a reason")
                 perf = step.get("perf") or {}
-                rules = plots.ROOFLINE_INTENSITY.get(name) or {}
-                flops = rules.get(plots.section_of(step), rules.get("*"))
+                flops = plots.roofline_intensities().get(name, {}).get(step_id)
                 if flops and step_id != "0" and perf.get("status") == "passed" and perf.get("unit") in ("GB/s", "GFLOP/s"):
                     self.assertIn((name, step_id), points, f"{name} step {step_id} missing from the roofline")
         if "11-stencil" in labs:
@@ -165,16 +164,27 @@ class PlotDataTest(unittest.TestCase):
         self.assertEqual([p.reference.kind for p in panels], ["roof", "baseline"])
         self.assertEqual(panels[1].reference.title(), "baseline: brute force (given), 10,525 Mpixel/s")
 
-    def test_new_steps_appear_in_the_roofline_without_a_change(self):
+    def test_a_sweep_gets_the_model_its_catalogue_gives(self):
+        label, formula, caption = plots.sweep_model("02-coalescing", "2")
+        self.assertEqual(label, "sector model: 4 B written + 4 min(s, 8) B read per element")
+        self.assertAlmostEqual(formula(16, 3000.0, []), 3000.0 * 8 / 36)
+        self.assertIn("32-byte sectors", caption)
+        label, formula, _ = plots.sweep_model("05-transpose", "5")
+        self.assertEqual(formula(4, 0.0, [(1, 10.0), (2, 5.0)]), 2.5)
+        self.assertIsNone(plots.sweep_model("05-transpose", "4"))
+
+    def test_a_step_is_drawn_with_the_intensity_its_catalogue_gives(self):
         memory = results("01-matadd", [timed("1", 2800.0, 92.2)], roof={"name": "memcpy", "value": 3037.0, "unit": "GB/s"})
         compute = results("08-nbody", [timed("6", 40000.0, 61.0, "GFLOP/s")],
                           roof={"name": "FMA", "value": 65600.0, "unit": "GFLOP/s"})
         stencil = results("11-stencil", [timed("5a", 1418.0, 46.7, section=5), timed("5b", 1819.0, 59.9, section=5),
-                                         timed("7", 2000.0, 65.8, section=7), timed("6", 508.0, 0.13, "Mpixel/s")])
+                                         timed("4", 2000.0, 65.8, section=4), timed("7", 2000.0, 65.8, section=7),
+                                         timed("6", 508.0, 0.13, "Mpixel/s")])
         line = plots.roofline({"01-matadd": memory, "08-nbody": compute, "11-stencil": stencil})
         drawn = {(p.lab, p.step_id): p.intensity for p in line.points}
         self.assertAlmostEqual(drawn[("11-stencil", "5a")], 37 / 8)
-        self.assertAlmostEqual(drawn[("11-stencil", "7")], 10 / 8)
+        self.assertAlmostEqual(drawn[("11-stencil", "4")], 10 / 8)
+        self.assertIn("no floating-point work", line.left_out["11-stencil"]["7"])  # labelling: no roofline entry
         self.assertIn(("08-nbody", "6"), drawn)
         self.assertIn("Mpixel/s", line.left_out["11-stencil"]["6"])
 

@@ -91,6 +91,24 @@ class ConvertedLabTest(unittest.TestCase):
     def test_a_converted_lab_in_order_passes(self):
         self.assertEqual(self.problems(), [])
 
+    def test_the_given_parts_of_starter_and_solution_stay_identical(self):
+        starter = self.lab / "k.cu"
+        starter.write_text('#include "k.hpp"\nconstexpr int kGiven = 4;\n' + STARTER
+                           + "// TODO(step 2): name your design.\nconst char kDesign[] = \"\";\n")
+        solution = self.solution / "k.cu"
+        filled = '#include "k.hpp"\n// a comment of its own\nconstexpr int   kGiven = 4;\n' + solution.read_text()
+        solution.write_text(filled + 'const char kDesign[] = "mine";\n')
+        self.assertEqual(self.problems(), [])
+        for broken, where in ((filled.replace("kGiven = 4", "kGiven = 8"), "k.cu:2: a given part"),
+                              (filled.replace("void second()", "void second(int)"), "k.cu:9: a given part"),
+                              (filled.replace('#include "k.hpp"\n', ""), "k.cu:1: a given part"),
+                              (filled, "k.cu:13: a given part")):
+            with self.subTest(where=where):
+                solution.write_text(broken + ("" if broken is filled else 'const char kDesign[] = "mine";\n'))
+                found = "\n".join(self.problems())
+                self.assertIn(where, found)
+                self.assertIn("the given parts of a starter and its solution must stay identical", found)
+
     def test_the_answers_file_lists_exactly_the_core_questions(self):
         text = (self.lab / "answers.md").read_text()
         self.assertEqual(check_labs.answer_labels(text), ["1.1", "a"])
