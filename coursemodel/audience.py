@@ -17,8 +17,10 @@ Blocks are dropped whole, with one of the two blank lines that would be left aro
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 INSTRUCTORS_OPEN = "<!-- instructors-only -->"
 INSTRUCTORS_CLOSE = "<!-- /instructors-only -->"
@@ -179,3 +181,234 @@ def for_site(text: str, path: str, audience: str) -> str:
     if audience not in SITE_AUDIENCES:
         raise AudienceError(f"unknown site audience {audience!r}: {' or '.join(SITE_AUDIENCES)}")
     return for_audience(text, path, "instructors" if audience == "instructors" else "guided")
+
+
+# --- what the students' site and editions leave out whole -------------------------------------
+
+# The instructors' pages (repository paths), in the order of the instructors' site's "Instructors"
+# section, with their titles there. The students' site and both editions leave them out; a
+# student page's link to one goes to the student page named beside it, or becomes its text.
+INSTRUCTORS_PAGES = (
+    ("Teaching the course", "docs/instructors.md", None),
+    ("Grading", "docs/grading.md", "docs/grading-for-students.md"),
+    ("Authoring a lab", "docs/authoring.md", None),
+    ("Verification", "docs/verification.md", None),
+    ("Reviewing the written answers", "docs/answers-review.md", None),
+)
+INSTRUCTORS_NAV_SECTION = "Instructors"
+FIGURE_LINK = re.compile(r"(?:\.\./)*figures/[A-Za-z0-9_./-]+\.svg")
+MARKDOWN_LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]+)((?:\s+\"[^\"]*\")?)\)")
+
+
+def instructors_pages() -> dict[str, str | None]:
+    """Repository path of each instructors' page -> the student page that stands for it, or None."""
+    return {path: student for _, path, student in INSTRUCTORS_PAGES}
+
+
+def instructors_nav(root=None) -> list[dict]:
+    """The instructors' site's extra navigation section, as mkdocs.yml's nav writes one: with `root`,
+    only the pages that exist there (an edition has none)."""
+    pages = [{title: path[len("docs/"):]} for title, path, _ in INSTRUCTORS_PAGES
+             if root is None or (Path(root) / path).is_file()]
+    return [{INSTRUCTORS_NAV_SECTION: pages}] if pages else []
+
+
+def students_nav(nav):
+    """A site's navigation (mkdocs.yml's nav) without the instructors' pages, and without a section
+    left empty by that: the students' site has no such page, so a nav entry to one would fail."""
+    pages = {path[len("docs/"):] for path in instructors_pages()}
+    out = []
+    for entry in nav or []:
+        if isinstance(entry, dict):
+            kept = {}
+            for title, value in entry.items():
+                if isinstance(value, list):
+                    value = students_nav(value)
+                    if value:
+                        kept[title] = value
+                elif value not in pages:
+                    kept[title] = value
+            if kept:
+                out.append(kept)
+        elif entry not in pages:
+            out.append(entry)
+    return out
+
+
+def student_links(text: str, path: str) -> str:
+    """A student page's links to the instructors' pages: to the student page that stands for one
+    (without the anchor, which belongs to the other page), else the link's text alone. `path` is
+    the page's repository path (links are relative to its folder). Code blocks are left alone."""
+    pages = instructors_pages()
+    folder = posixpath.dirname(path)
+
+    def replace(match: re.Match) -> str:
+        bang, label, target, title = match.groups()
+        if bang or re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            return match.group(0)
+        where = posixpath.normpath(posixpath.join(folder, target.partition("#")[0]))
+        if where not in pages:
+            return match.group(0)
+        student = pages[where]
+        if student is None:
+            return label
+        return f"[{label}]({posixpath.relpath(student, folder or '.')}{title})"
+
+    lines = text.splitlines(keepends=True)
+    out, run = [], []
+    for _, line, fenced in fenced_lines(lines):
+        if fenced:
+            out.append(MARKDOWN_LINK.sub(replace, "".join(run)))
+            run.clear()
+            out.append(line)
+        else:
+            run.append(line)
+    out.append(MARKDOWN_LINK.sub(replace, "".join(run)))
+    return "".join(out)
+
+
+def figure_names(text: str) -> set[str]:
+    """The figures (docs/figures/NAME.svg, as "figures/NAME.svg") a Markdown text shows."""
+    return {"figures/" + link.split("figures/", 1)[1] for link in FIGURE_LINK.findall(text)}
+
+
+def instructors_only_figures(root) -> set[str]:
+    """The figures ("figures/NAME.svg") that only instructors' material shows: an instructors-only
+    block or an instructors' page, and no page or sheet a student reads."""
+    root = Path(root)
+    pages = instructors_pages()
+    shown_to_instructors, shown_to_students = set(), set()
+    sources = sorted((root / "docs").rglob("*.md")) + sorted((root / "labs").glob("*/README.md"))
+    for source in sources:
+        rel = source.relative_to(root).as_posix()
+        if rel.startswith(("docs/sheets/", "docs/figures/")):
+            continue  # generated from labs/*/README.md
+        text = source.read_text(encoding="utf-8")
+        if rel in pages:
+            shown_to_instructors |= figure_names(text)
+            continue
+        for block in instructors_blocks(text, rel):
+            shown_to_instructors |= figure_names("".join(block.lines))
+        shown_to_students |= figure_names(drop_instructors_only(text, rel))
+    return shown_to_instructors - shown_to_students
+
+
+# --- the open steps under their neutral names ----------------------------------------------------
+
+HARNESS_BANNER = re.compile(r"^(\d\d-[a-z0-9-]+)\b[^|]* on \S")
+TABLE_HEADER = re.compile(r"^step(\s+)name\s{2,}time\b")
+
+
+def neutral_names(root) -> dict[str, dict[str, str]]:
+    """Each lab's open steps under the names its catalogue gives them (lab.json "steps" marked
+    "open"): {lab: {step id: name}}. The reference's results and tables print its own design there."""
+    from coursemodel import labs  # the course model; here, not at the top: the site's hook loads this module
+    names = {}
+    for lab in labs.discover(Path(root)):
+        open_steps = {step.id: step.name for step in lab.steps if step.open}
+        if open_steps:
+            names[lab.name] = open_steps
+    return names
+
+
+OPEN_STEP_DESIGN = re.compile(r"\bkOpenStepDesign\s*(?:\[\s*\])?\s*(?:=|\{)\s*\"((?:[^\"\\]|\\.)*)\"")
+SOLUTION_SOURCES = (".cu", ".cuh", ".hpp", ".h", ".cpp")
+
+
+def reference_designs(root) -> dict[str, list[str]]:
+    """What each reference solution calls its open step's design (`kOpenStepDesign` in
+    solutions/NN-name/): {lab: [design, ...]}; nothing where there is no solutions/ (an edition)."""
+    solutions = Path(root) / "solutions"
+    designs: dict[str, list[str]] = {}
+    for lab in sorted(p for p in solutions.iterdir() if p.is_dir()) if solutions.is_dir() else []:
+        for source in sorted(p for p in lab.rglob("*") if p.is_file() and p.suffix in SOLUTION_SOURCES):
+            for design in OPEN_STEP_DESIGN.findall(source.read_text(encoding="utf-8", errors="replace")):
+                if design.strip() and design.strip() not in designs.get(lab.name, []):
+                    designs.setdefault(lab.name, []).append(design.strip())
+    return designs
+
+
+def neutral_results(data: dict, names: dict[str, dict[str, str]]) -> dict:
+    """A harness results file (cuda-labs-results/1) as students see it: each open step under its
+    neutral name, without the variants the reference timed (their labels are its design)."""
+    open_steps = names.get(data.get("lab", ""), {})
+    if not open_steps:
+        return data
+    out = dict(data)
+    out["steps"] = []
+    for step in data.get("steps", []):
+        if isinstance(step, dict) and str(step.get("id")) in open_steps:
+            step = dict(step, name=open_steps[str(step["id"])], variants=[])
+        out["steps"].append(step)
+    return out
+
+
+def _neutral_table(lines: list[str], start: int, open_steps: dict[str, str]) -> None:
+    """Renames the open steps' rows of the step table whose header is lines[start], in place,
+    widening the name column where a new name is longer than the room the old one had."""
+    header = lines[start]
+    name_start = header.index("name")
+    rows = []
+    for index in range(start + 2, len(lines)):
+        line = lines[index]
+        if not line.strip() or line[0].isspace() or len(line) <= name_start:
+            break
+        step = line[:name_start].strip()
+        if not re.fullmatch(r"[\w.=+-]+", step):  # a note after the table ("vs prev: ...", "note: ...")
+            break
+        name = re.match(r"(\S(?:.*?\S)?)(?= {2,}|$)", line[name_start:])
+        rows.append((index, step, name.group(1) if name else ""))
+    if not any(step in open_steps for _, step, _ in rows):
+        return
+    widest = max(len(name) for _, _, name in rows)
+    def room(index: int, name: str) -> int:  # the name and the spaces after it
+        rest = lines[index][name_start + len(name):]
+        return len(name) + len(rest) - len(rest.lstrip(" "))
+
+    extra = max([len(open_steps[step]) + 2 - room(index, name) for index, step, name in rows if step in open_steps] + [0])
+    if extra:
+        at = name_start + widest
+        for index in [start] + [i for i, _, _ in rows]:
+            line = lines[index]
+            lines[index] = line[:at] + " " * extra + line[at:] if len(line) > at else line
+        lines[start + 1] = lines[start + 1].rstrip("\n") + "-" * extra + ("\n" if lines[start + 1].endswith("\n") else "")
+    for index, step, name in rows:
+        if step in open_steps:
+            line = lines[index]
+            rest = line[name_start + len(name):]
+            new = open_steps[step]
+            pad = len(rest) - len(rest.lstrip(" "))
+            keep = pad - (len(new) - len(name))
+            lines[index] = line[:name_start] + new + " " * max(keep, 2) + rest.lstrip(" ")
+
+
+def neutral_tables(text: str, names: dict[str, dict[str, str]], designs: dict[str, list[str]] | None = None) -> str:
+    """The step tables of harness output in a Markdown text's code blocks (a block that opens with a
+    banner, "NN-name on GPU | seed N") with each open step's row under its neutral name; and where
+    the reference names its design elsewhere in such a block (`designs`, as reference_designs gives
+    them: a sweep's "problem: step 7 (...)", a note), the neutral name in its place."""
+    if not names:
+        return text
+    designs = designs or {}
+    lines = text.splitlines(keepends=True)
+    lab = None
+    fence_open = False
+    for number, line, fenced in list(fenced_lines(lines)):
+        index = number - 1
+        if not fenced:
+            lab, fence_open = None, False
+            continue
+        if FENCE.match(line) and not fence_open:
+            fence_open, lab = True, None
+            continue
+        banner = HARNESS_BANNER.match(line)
+        if banner:
+            lab = banner.group(1)
+        elif (lab in names and TABLE_HEADER.match(lines[index])
+              and index + 1 < len(lines) and re.fullmatch(r"-{8,}\s*", lines[index + 1])):
+            _neutral_table(lines, index, names[lab])
+        if lab in names and len(names[lab]) == 1:
+            neutral = next(iter(names[lab].values()))
+            for design in designs.get(lab, []):
+                lines[index] = lines[index].replace(design, neutral)
+    return "".join(lines)

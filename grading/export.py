@@ -13,7 +13,15 @@ spliced to the line before it by a backslash) is refused, since the line could n
 Markdown (coursemodel/audience.py): both editions drop every instructors-only block of every
 Markdown file they ship (the docs, the sheets); the standard edition also drops the sheets'
 `<details><summary>Hint</summary>` blocks, which the guided edition keeps. A marker without its
-partner is an export error naming the file and the line. Every edition carries LICENSE."""
+partner is an export error naming the file and the line. Every edition carries LICENSE.
+
+What students never get (NOT_FOR_STUDENTS, beside grading.json's student_edition_exclude): the
+instructors' pages (coursemodel/audience.py, INSTRUCTORS_PAGES: the grader's workings, authoring,
+verification, teaching), the grader itself (`grading/`: a student runs none of it, and its tests
+hold the cheats it must catch) and the tools that run the reference solutions. Links of the
+Markdown files to an instructors' page go to the student page that stands for it, or become text;
+the harness tables in the Markdown files and the results files in docs/data/ show each lab's open
+step under its neutral name (lab.json's catalogue), never the reference's design."""
 
 from __future__ import annotations
 
@@ -26,6 +34,9 @@ import time
 import zipfile
 from pathlib import Path
 
+import json
+
+from coursemodel import audience
 from coursemodel.audience import AudienceError, for_audience
 
 from .course import Course, copy_files
@@ -40,6 +51,11 @@ INSTRUCTORS_ONLY = ("solutions/", "instructors/")
 LICENSE = "LICENSE"  # at the top of the course and of every edition
 HINT_LINE = re.compile(rb"^[ \t]*//[ \t]*HINT\(step \d+\):")
 HINT_MARKER = re.compile(rb"HINT\(step\b")
+# Left out of every edition, whatever grading.json says: what only instructors run or read.
+NOT_FOR_STUDENTS = ("grading/", "tools/harness-fixtures/", "tools/maintainers/gpu-verify.sh",
+                    "tools/maintainers/inspect.sh", "tools/maintainers/student-material-check.sh",
+                    *audience.instructors_pages())
+RESULTS_DATA = re.compile(r"^docs/data/[^/]+/\d\d-[a-z0-9-]+\.json$")
 
 
 def student_paths(course: Course) -> set[str]:
@@ -68,9 +84,13 @@ def edition_bytes(data: bytes, edition: str, where: str = "") -> bytes:
     return b"".join(kept)
 
 
-def markdown_bytes(data: bytes, rel: str, edition: str) -> bytes:
+def markdown_bytes(data: bytes, rel: str, edition: str, names: dict | None = None,
+                   designs: dict | None = None) -> bytes:
     """A Markdown file as the edition hands it out: without its instructors-only blocks, and in the
-    standard edition a sheet without its hints. Raises ExportError for an unbalanced marker."""
+    standard edition a sheet without its hints; its links to the instructors' pages redirected or
+    made text; its harness tables with the open steps under their neutral names (`names` and
+    `designs`, as audience.neutral_names and reference_designs give them). Raises ExportError for
+    an unbalanced marker."""
     if edition not in EDITIONS:
         raise ExportError(f"unknown edition {edition!r}: {' or '.join(EDITIONS)}")
     try:
@@ -81,7 +101,19 @@ def markdown_bytes(data: bytes, rel: str, edition: str) -> bytes:
         out = for_audience(text, rel, edition)
     except AudienceError as error:
         raise ExportError(str(error)) from error
+    out = audience.neutral_tables(audience.student_links(out, rel), names or {}, designs)
     return data if out == text else out.encode("utf-8")
+
+
+def results_bytes(data: bytes, rel: str, names: dict) -> bytes:
+    """A results file of docs/data/ as the edition hands it out: each open step under its neutral
+    name, without the reference's variants."""
+    try:
+        results = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ExportError(f"{rel}: not a results file ({error})") from error
+    out = audience.neutral_results(results, names)
+    return data if out == results else (json.dumps(out, indent=1) + "\n").encode("utf-8")
 
 
 def edition_contents(course: Course, files: list[str], edition: str) -> dict[str, bytes]:
@@ -90,14 +122,17 @@ def edition_contents(course: Course, files: list[str], edition: str) -> dict[str
     instructors-only blocks, the sheets without their hints (standard)."""
     changed = {}
     students = student_paths(course)
+    names, designs = audience.neutral_names(course.root), audience.reference_designs(course.root)
     for rel in sorted(set(files)):
-        is_student, is_markdown = rel in students, rel.endswith(".md")
-        if not is_student and not is_markdown:
+        is_student, is_markdown, is_results = rel in students, rel.endswith(".md"), bool(RESULTS_DATA.match(rel))
+        if not is_student and not is_markdown and not is_results:
             continue
         data = (course.root / rel).read_bytes()
         out = edition_bytes(data, edition, rel) if is_student else data
         if is_markdown:
-            out = markdown_bytes(out, rel, edition)
+            out = markdown_bytes(out, rel, edition, names, designs)
+        if is_results:
+            out = results_bytes(out, rel, names)
         if out != data:
             changed[rel] = out
     return changed
@@ -142,7 +177,7 @@ def export(course: Course, exclude: list[str], out: Path, prefix: str = "cuda-la
            edition: str = "standard") -> list[str]:
     """Writes the edition (standard or guided) to a folder, a .zip or a .tar.gz (by out's name).
     Returns its file list."""
-    files = course.edition_files(exclude)
+    files = course.edition_files(list(exclude) + list(NOT_FOR_STUDENTS))
     contents = edition_contents(course, files, edition)
 
     def data_of(rel: str) -> bytes:

@@ -81,3 +81,71 @@ class AudienceTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StudentsMaterialTest(unittest.TestCase):
+    """What the students' site and editions leave out whole or rename: the instructors' pages and
+    the links to them, the figures only instructors' material shows, the open steps' design names."""
+
+    def test_links_to_an_instructors_page(self):
+        page = ("See [the rules](grading.md#points), [how to author](authoring.md \"t\"), "
+                "[help](help.md) and ![a figure](figures/x.svg).\n\n```\n[kept](grading.md)\n```\n")
+        self.assertEqual(audience.student_links(page, "docs/index.md"),
+                         "See [the rules](grading-for-students.md), how to author, [help](help.md) and "
+                         "![a figure](figures/x.svg).\n\n```\n[kept](grading.md)\n```\n")
+        self.assertEqual(audience.student_links("[g](../../docs/grading.md)", "labs/01-x/README.md"),
+                         "[g](../../docs/grading-for-students.md)")
+        self.assertEqual(audience.student_links("[g](../grading.md)", "docs/labs/01-x.md"),
+                         "[g](../grading-for-students.md)")
+
+    def test_the_navigation_of_each_site(self):
+        nav = [{"Course": "index.md"}, {"Students": [{"Help": "help.md"}, {"Grading": "grading.md"}]},
+               {"Instructors": [{"Authoring": "authoring.md"}]}]
+        self.assertEqual(audience.students_nav(nav), [{"Course": "index.md"}, {"Students": [{"Help": "help.md"}]}])
+        section = audience.instructors_nav()[0][audience.INSTRUCTORS_NAV_SECTION]
+        self.assertEqual([list(e.values())[0] for e in section],
+                         [path[len("docs/"):] for _, path, _ in audience.INSTRUCTORS_PAGES])
+
+    def test_figures_only_instructors_material_shows(self):
+        import tempfile
+        from pathlib import Path
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            (root / "docs/labs").mkdir(parents=True)
+            (root / "labs/01-x").mkdir(parents=True)
+            (root / "docs/labs/01-x.md").write_text(
+                f"![a](../figures/shown.svg)\n\n{OPEN}\n![b](../figures/secret.svg)\n![c](../figures/both.svg)\n"
+                f"{CLOSE}\n")
+            (root / "docs/grading.md").write_text("![d](figures/grading-only.svg)\n")
+            (root / "labs/01-x/README.md").write_text("![e](../../docs/figures/both.svg)\n")
+            self.assertEqual(audience.instructors_only_figures(root), {"figures/secret.svg", "figures/grading-only.svg"})
+
+    def test_an_open_steps_name_in_harness_output(self):
+        names = {"99-x": {"2": "open: a sum at the roof"}}
+        designs = {"99-x": ["two-level tree"]}
+        block = ("```\n99-x on GPU 0 | seed 1\n\n99-x on GPU 0\n"
+                 "step  name              time\n"
+                 "----------------------------\n"
+                 "1     one level     1.000 ms\n"
+                 "2     two-level tree  0.5 ms\n"
+                 "note: step 2 (two-level tree) is fast\n```\n")
+        out = audience.neutral_tables(block, names, designs)
+        self.assertNotIn("two-level tree", out)
+        lines = out.splitlines()
+        # the name column widened by what the longer name needs: every time still ends under "time"
+        self.assertEqual(lines[4], "step  name                       time")
+        self.assertEqual(lines[5], "-" * len(lines[4]))
+        self.assertEqual(lines[6], "1     one level              1.000 ms")
+        self.assertEqual(lines[7], "2     open: a sum at the roof  0.5 ms")
+        self.assertEqual(lines[8], "note: step 2 (open: a sum at the roof) is fast")
+        other = block.replace("99-x", "98-y")  # another lab's table, and prose outside code blocks: as they are
+        self.assertEqual(audience.neutral_tables(other, names, designs), other)
+        self.assertEqual(audience.neutral_tables("two-level tree\n", names, designs), "two-level tree\n")
+
+    def test_an_open_step_in_a_results_file(self):
+        data = {"lab": "99-x", "steps": [{"id": "1", "name": "one level", "variants": [{"v": 1}]},
+                                         {"id": "2", "name": "two-level tree", "variants": [{"v": "fan-out 8"}]}]}
+        out = audience.neutral_results(data, {"99-x": {"2": "open: a sum at the roof"}})
+        self.assertEqual([(s["name"], s["variants"]) for s in out["steps"]],
+                         [("one level", [{"v": 1}]), ("open: a sum at the roof", [])])
+        self.assertEqual(data["steps"][1]["name"], "two-level tree")  # the input is not changed

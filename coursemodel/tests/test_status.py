@@ -93,3 +93,29 @@ class ProgressTest(unittest.TestCase):
     def test_missing_results_file_records_nothing(self):
         self.assertEqual(progress.record(self.tmp / "absent.json", self.progress), 0)
         self.assertFalse(self.progress.exists())
+
+
+class AnswersCountTest(unittest.TestCase):
+    """`./lab status` counts the written answers as the grader does: each core question once."""
+
+    def test_a_question_answered_under_many_headings_counts_once_as_in_the_grader(self):
+        from coursemodel import answers_template
+        from coursemodel.tests.made_up import make_converted_lab
+        try:
+            from grading import answers as graded_answers
+        except ImportError:  # a student edition: no grader to compare with
+            self.skipTest("no grading/ (the student editions leave the grader out)")
+        root = Path(tempfile.mkdtemp())
+        make_converted_lab(root)  # two core questions: 1.1 and a
+        answer = (f"{answers_template.PREDICTION} fast\n\n{answers_template.MEASURED}\n\n3.2x\n\n")
+        text = "".join(f"## Question {label}\n\n{answer}" for label in ("1.1", "1.1", "1.1", "1.1", "7", "9"))
+        (root / "labs" / "01-made-up" / "answers.md").write_text(text)
+        line = progress.answers_line(root, "01-made-up")
+        self.assertEqual(line, "answers: 1 of 2 (labs/01-made-up/answers.md; 1 of 2 with a prediction)")
+        graded = graded_answers.read("labs/01-made-up/answers.md", text.encode(), len(text),
+                                     graded_answers.core_questions(root, "01-made-up"))
+        self.assertEqual(graded.count(), "1 of 2")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            progress.remind("01-made-up", root / "status.json", root)
+        self.assertIn("1 of 2 core questions without a prediction", out.getvalue())

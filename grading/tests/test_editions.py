@@ -9,14 +9,20 @@ On the real course: the standard edition has no hint line left, the guided one h
 of the course, and the two differ from the course's starters by comments alone (the compiler sees
 the same tokens). With meson, ninja and nvcc (and without GRADING_SKIP_BUILDS=1), the exported
 standard edition is built for real: lab 01 (about a minute), the labs named in GRADING_EDITION_LABS
-(comma-separated), or every lab with hint lines (GRADING_EDITION_LABS=all)."""
+(comma-separated), or every lab with hint lines (GRADING_EDITION_LABS=all); in GRADING_EDITION_DIR
+if set (CI names the folder its own build of the whole standard edition uses later, so that the
+compiler cache serves that build), else in a folder of the temporary directory that is the same
+from run to run for this checkout (the compiler cache serves the next run)."""
 
+import hashlib
 import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import unittest
 import zipfile
 from contextlib import redirect_stderr, redirect_stdout
@@ -27,7 +33,7 @@ from grading.config import Config
 from grading.course import Course
 from coursemodel import build as course_build
 from coursemodel.audience import INSTRUCTORS_CLOSE, INSTRUCTORS_OPEN, hint_blocks, instructors_blocks
-from grading.export import LICENSE, ExportError, edition_bytes, export
+from grading.export import LICENSE, NOT_FOR_STUDENTS, ExportError, edition_bytes, export
 from grading.tests.helpers import REPO, TempDirTest, make_fake_course
 
 HINT = re.compile(r"^[ \t]*//[ \t]*HINT\(step \d+\):", re.M)
@@ -125,7 +131,51 @@ def course_with_markdown(root: Path) -> Course:
     (course.root / "labs/01-fake/README.md").write_text(
         SHEET.replace("Compute c.\n", f"Compute c.\n\n{INSTRUCTORS_OPEN}\nThe sheet's design note.\n{INSTRUCTORS_CLOSE}\n"))
     (course.root / "docs/labs/01-fake.md").write_text(CHAPTER)
-    (course.root / "docs/authoring.md").write_text(SHEET)  # not a sheet: its hints are examples
+    (course.root / "docs/debugging.md").write_text(SHEET)  # not a sheet: its hints are examples
+    return course
+
+
+HARNESS_BLOCK = "\n".join([
+    "```",
+    "01-fake on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2) | seed 1", "",
+    "01-fake on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)",
+    "problem: 4 floats | roof: memcpy D2D 3000.0 GB/s",
+    "step  " + "name".ljust(22) + "time".rjust(12) + "GB/s".rjust(11) + "% roof".rjust(10),
+    "-" * 61,
+    "1     " + "one thread per float".ljust(22) + "0.2892 ms".rjust(12) + "2784.8".rjust(11) + "91.5%".rjust(10),
+    "2     " + "ring of three buffers".ljust(22) + "0.2707 ms".rjust(12) + "2975.4".rjust(11) + "97.8%".rjust(10),
+    "step 2: ring of three buffers, 4 floats",
+    "```", ""])
+
+
+def course_for_students(root: Path) -> Course:
+    """A fake course with what students must not get: the instructors' pages, the grader and its
+    cheat fixtures, the tools that run the reference; an open step whose reference design (a
+    "ring of three buffers") is printed in a page's harness output and in a results file."""
+    course = course_with_hints(root)
+    lab = course.root / "labs/01-fake/lab.json"
+    data = json.loads(lab.read_text())
+    data["steps"] = [{"id": "1", "name": "one thread per float", "section": 1, "open": False},
+                     {"id": "2", "name": "open: the copy at the roof", "section": 2, "open": True}]
+    lab.write_text(json.dumps(data))
+    (course.root / "solutions/01-fake/design.cu").write_text('const char kOpenStepDesign[] = "ring of three buffers";\n')
+    for rel, text in {
+        "docs/grading.md": "# Grading (instructors)\n\nCopy detection: threshold 0.6.\n",
+        "docs/authoring.md": "# Authoring\n", "docs/instructors.md": "# Teaching\n",
+        "docs/verification.md": "# Verification\n",
+        "docs/grading-for-students.md": "# How you are graded\n",
+        "docs/index.md": ("# Course\n\nSee [Grading](grading.md#points) and the [authoring guide](authoring.md).\n\n"
+                          + HARNESS_BLOCK),
+        "labs/01-fake/README.md": "# Lab 01\n\n[How it is graded](../../docs/grading.md).\n",
+        "grading/grade.py": "# the grader\n", "grading/tests/fixtures/memoize.cu": "// a cheat\n",
+        "tools/harness-fixtures/fixtures.py": "# cheats\n", "tools/maintainers/gpu-verify.sh": "# reference runs\n",
+        "tools/maintainers/check_labs.py": "# a student's ./lab test runs it\n",
+        "docs/data/h100/01-fake.json": json.dumps({"schema": "cuda-labs-results/1", "lab": "01-fake", "steps": [
+            {"id": "1", "name": "one thread per float", "variants": []},
+            {"id": "2", "name": "ring of three buffers", "variants": [{"variant": "ring of 3 = 4"}]}]}),
+    }.items():
+        (course.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (course.root / rel).write_text(text)
     return course
 
 
@@ -243,7 +293,7 @@ class EditionTest(TempDirTest):
                 else:
                     self.assertEqual(sheet.count("<details><summary>Hint"), 2)
                     self.assertIn("Which thread owns which element?", sheet)
-                self.assertEqual(files["docs/authoring.md"], SHEET)  # a page that is not a sheet keeps its examples
+                self.assertEqual(files["docs/debugging.md"], SHEET)  # a page that is not a sheet keeps its examples
 
     def test_an_unbalanced_marker_is_an_error_naming_the_file_and_line(self):
         cases = {
@@ -268,6 +318,50 @@ class EditionTest(TempDirTest):
         (course.root / "labs/01-fake/README.md").write_text("# Lab\n\n<details><summary>Hint</summary>\n\nno end\n")
         with self.assertRaisesRegex(ExportError, r"labs/01-fake/README\.md:3: .* never closed"):
             export(course, ["solutions/"], self.tmp / "e", edition="standard")
+
+    def test_no_instructors_page_grader_or_reference_tool_in_an_edition(self):
+        course = course_for_students(self.tmp / "course")
+        for edition in ("standard", "guided"):
+            for target in (edition, f"{edition}.zip", f"{edition}.tar.gz"):
+                with self.subTest(target=target):
+                    export(course, ["solutions/"], self.tmp / target, edition=edition)
+                    files = read_edition(self.tmp / target)
+                    left_in = [rel for rel in files if rel.startswith(("grading/", "tools/harness-fixtures/"))
+                               or rel in ("docs/grading.md", "docs/authoring.md", "docs/instructors.md",
+                                          "docs/verification.md", "tools/maintainers/gpu-verify.sh")]
+                    self.assertEqual(left_in, [])
+                    self.assertIn("docs/grading-for-students.md", files)
+                    self.assertIn("tools/maintainers/check_labs.py", files)
+                    self.assertNotIn("threshold", "".join(files.values()))
+
+    def test_links_to_an_instructors_page_go_to_the_students_page_or_become_text(self):
+        course = course_for_students(self.tmp / "course")
+        export(course, ["solutions/"], self.tmp / "e")
+        files = read_edition(self.tmp / "e")
+        self.assertIn("See [Grading](grading-for-students.md) and the authoring guide.\n", files["docs/index.md"])
+        self.assertIn("[How it is graded](../../docs/grading-for-students.md).", files["labs/01-fake/README.md"])
+
+    def test_the_open_step_has_its_neutral_name_in_tables_and_results(self):
+        course = course_for_students(self.tmp / "course")
+        for target in ("e", "e.zip"):
+            with self.subTest(target=target):
+                export(course, ["solutions/"], self.tmp / target)
+                files = read_edition(self.tmp / target)
+                self.assertNotIn("ring of", "".join(files.values()))
+                lines = files["docs/index.md"].splitlines()
+                header = next(line for line in lines if line.startswith("step  name"))
+                rows = [line for line in lines if re.match(r"^[12]     ", line)]
+                self.assertEqual([row[6:].split("  ")[0] for row in rows], ["one thread per float",
+                                                                           "open: the copy at the roof"])
+                # the name column widened for the longer name: every column still ends under its title
+                for title, cell in (("time", " ms"), ("% roof", "%")):
+                    end = header.index(title) + len(title)
+                    self.assertEqual([row.index(cell) + len(cell) for row in rows], [end, end], title)
+                self.assertEqual(len(lines[lines.index(header) + 1]), len(header))
+                self.assertIn("step 2: open: the copy at the roof, 4 floats", lines)
+                results = json.loads(files["docs/data/h100/01-fake.json"])
+                self.assertEqual([(s["name"], s["variants"]) for s in results["steps"]],
+                                 [("one thread per float", []), ("open: the copy at the roof", [])])
 
     def test_cli_edition_option(self):
         # Without the option, argparse exits (SystemExit 2): the test fails, it is never skipped.
@@ -305,6 +399,24 @@ class RealCourseEditionTest(unittest.TestCase):
     def test_the_course_has_hints_for_the_guided_edition(self):
         self.assertTrue(any(HINT.search(data.decode()) for data in self.starters.values()),
                         "no starter has a // HINT(step N): line: the two editions would be the same")
+
+
+class RealCourseContentsTest(unittest.TestCase):
+    """What the course's own editions leave out: the grader, the reference's tools, the instructors'
+    pages; what a student's `./lab` needs stays."""
+
+    def test_an_edition_has_no_grader_and_no_instructors_page(self):
+        course = Course(REPO)
+        exclude = Config.load(REPO / "grading" / "grading.json").student_edition_exclude
+        files = course.files()
+        edition = course.edition_files(list(exclude) + list(NOT_FOR_STUDENTS))
+        self.assertTrue(any(p.startswith("grading/tests/") for p in files), "the course has grader tests")
+        self.assertEqual([p for p in edition if p.startswith(("grading/", "tools/harness-fixtures/", "solutions/"))
+                          or p in ("docs/grading.md", "docs/authoring.md", "docs/verification.md",
+                                   "docs/instructors.md")], [])
+        for needed in ("lab", "coursemodel/cli.py", "tools/maintainers/check_labs.py", "docs/grading-for-students.md",
+                       "mkdocs.yml", "tools/docs/docs_hooks.py", "tools/docs/figures.py"):
+            self.assertIn(needed, edition)
 
 
 class RealCourseMarkdownTest(TempDirTest):
@@ -483,8 +595,20 @@ def labs_to_build(course: Course) -> list[str]:
     return named or hinted[:1]
 
 
+def edition_build_dir() -> Path:
+    """Where the standard edition is exported and built: GRADING_EDITION_DIR, else one folder per
+    checkout and user, the same from run to run. The build's paths are then the same each time:
+    meson's unity file of common/ and __FILE__ name sources by absolute path, so that the compiler
+    cache could not serve a build in a new temporary folder."""
+    named = os.environ.get("GRADING_EDITION_DIR")
+    if named:
+        return Path(named)
+    digest = hashlib.sha1(str(REPO.resolve()).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"edition-test-{os.getuid()}-{digest}" / "standard"
+
+
 @unittest.skipUnless(TOOLS and not os.environ.get("GRADING_SKIP_BUILDS"), "needs meson, ninja and nvcc")
-class StandardEditionBuildTest(TempDirTest):
+class StandardEditionBuildTest(unittest.TestCase):
     """The exported standard edition builds, starters, harnesses and all (one lab by default; several
     minutes for GRADING_EDITION_LABS=all)."""
 
@@ -492,7 +616,10 @@ class StandardEditionBuildTest(TempDirTest):
         course = Course(REPO)
         labs = labs_to_build(course)
         self.assertTrue(labs)
-        out = self.tmp / "standard"
+        out = edition_build_dir()
+        shutil.rmtree(out, ignore_errors=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.addCleanup(shutil.rmtree, out, True)
         export(course, Config.load(REPO / "grading" / "grading.json").student_edition_exclude, out,
                edition="standard")
         setup = subprocess.run(course_build.setup_command(out / "build", labs=labs), cwd=out, capture_output=True,

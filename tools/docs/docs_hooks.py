@@ -27,8 +27,12 @@ tools/docs/site_markdown.py for each rule):
   end of its first "## Measured..." section (without one, just before "## Inspect...").
 Whom the site is for (coursemodel/audience.py): the students' site, the default, drops every
 instructors-only block (`<!-- instructors-only -->` ... `<!-- /instructors-only -->`) of every page
-and sheet; with COURSE_DOCS_AUDIENCE=instructors (`./lab docs --instructors`) the site keeps them.
-An unbalanced marker fails the build, naming the file and the line.
+and sheet, leaves out the instructors' pages (audience.INSTRUCTORS_PAGES: a link to one goes to the
+student page that stands for it, or becomes its text), the figures that only instructors' material
+shows and the figures' manifest, and shows each lab's open step under its neutral name (lab.json's
+catalogue) in the harness tables of every page and in the plots. With COURSE_DOCS_AUDIENCE=instructors
+(`./lab docs --instructors`) the site keeps all of it and adds the "Instructors" section to the
+navigation. An unbalanced marker fails the build, naming the file and the line.
 Generated files are rewritten only when their content changes, so `mkdocs serve` does not loop.
 """
 from __future__ import annotations
@@ -40,6 +44,7 @@ import os
 import posixpath
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -86,8 +91,20 @@ def _write_if_changed(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _students_data(into: Path) -> Path:
+    """The H100 results as students see them (each open step under its neutral name, without the
+    reference's variants), written into `into`."""
+    names = _neutral_names()
+    for source in sorted(DATA.glob("*.json")) if DATA.is_dir() else []:
+        data = json.loads(source.read_text(encoding="utf-8"))
+        (into / source.name).write_text(json.dumps(audience.neutral_results(data, names), indent=1), encoding="utf-8")
+    return into
+
+
 def _draw_figures() -> dict:
-    code = _load("figures").main(["--out", str(FIGURES), "--data", str(DATA), "--quiet"])
+    with tempfile.TemporaryDirectory(prefix="course-docs-data-") as scratch:
+        data = DATA if _audience() == "instructors" else _students_data(Path(scratch))
+        code = _load("figures").main(["--out", str(FIGURES), "--data", str(data), "--quiet"])
     if code != 0:
         raise RuntimeError(f"tools/docs/figures.py failed with exit code {code}")
     return json.loads((FIGURES / "figures.json").read_text(encoding="utf-8"))
@@ -161,14 +178,66 @@ def _make_sheets() -> None:
 # --- MkDocs events ----------------------------------------------------------------------------
 
 
+def on_config(config, **kwargs):
+    """The navigation: the students' site's without an instructors' page (should mkdocs.yml name
+    one), the instructors' site's with the "Instructors" section added."""
+    if config.get("nav") is not None:
+        nav = audience.students_nav(config["nav"])
+        config["nav"] = nav + audience.instructors_nav(ROOT) if _audience() == "instructors" else nav
+    return config
+
+
 def on_pre_build(config, **kwargs):
-    global _manifest
+    global _manifest, _names, _design_names
+    _names = _design_names = None
     _manifest = _draw_figures()
     _make_sheets()
 
 
+RESULTS = re.compile(r"data/[^/]+/\d\d-[a-z0-9-]+\.json")
+_scratch: tempfile.TemporaryDirectory | None = None  # the students' copies of the results files
+
+
+def _students_results_file(file: File, config) -> File:
+    """A results file of docs/data/ as the students' site serves it: each open step under its neutral
+    name, without the reference's variants (a copy in a folder of the build's own)."""
+    global _scratch
+    if _scratch is None:
+        _scratch = tempfile.TemporaryDirectory(prefix="course-docs-students-")
+    copy = Path(_scratch.name) / file.src_uri
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(Path(file.abs_src_path).read_text(encoding="utf-8"))
+    copy.write_text(json.dumps(audience.neutral_results(data, _neutral_names()), indent=1) + "\n", encoding="utf-8")
+    return File(file.src_uri, _scratch.name, config["site_dir"], config["use_directory_urls"])
+
+
+def on_post_build(config, **kwargs):
+    global _scratch
+    if _scratch is not None:
+        _scratch.cleanup()
+        _scratch = None
+
+
+def students_leave_out(root: Path = ROOT) -> set[str]:
+    """What the students' site leaves out, as paths under docs/: the instructors' pages, the figures
+    that only instructors' material shows, and the figures' manifest (it names every figure)."""
+    pages = {path[len("docs/"):] for path in audience.instructors_pages()}
+    return pages | audience.instructors_only_figures(root) | {"figures/figures.json"}
+
+
 def on_files(files, config, **kwargs):
-    """KaTeX's script, style sheet and fonts, from the system's package into assets/katex/."""
+    """The students' site without what only instructors read; KaTeX's script, style sheet and fonts,
+    from the system's package into assets/katex/."""
+    if _audience() == "students":
+        try:
+            left_out = students_leave_out(ROOT)
+        except audience.AudienceError as error:
+            raise PluginError(f"docs: {error}") from error
+        for file in [f for f in files if f.src_uri in left_out]:
+            files.remove(file)
+        for file in [f for f in files if RESULTS.fullmatch(f.src_uri)]:  # as the students' editions have them
+            files.remove(file)
+            files.append(_students_results_file(file, config))
     if not (KATEX / "katex.min.js").is_file():
         log.warning("KaTeX is missing (no %s/katex.min.js): formulas would not render. Install "
                     "Debian's libjs-katex (apt-get install libjs-katex) or set KATEX_DIR", KATEX)
@@ -191,6 +260,14 @@ def _figure_markdown(name: str, page_path: str) -> str:
     return f"![{entry['alt']}]({src})\n\n*{entry['caption']}*\n"
 
 
+def _open_step_sweep(name: str) -> bool:
+    """Whether plot `name` ("plots/NN-name-step-N-...") sweeps the variants of an open step, which the
+    students' site does not draw (their labels are the reference's design)."""
+    sweep = re.fullmatch(r"plots/(\d\d-[a-z0-9-]+?)-step-([0-9a-z]+)-[a-z0-9-]+", name)
+    return (_audience() == "students" and sweep is not None
+            and sweep.group(2) in _neutral_names().get(sweep.group(1), {}))
+
+
 def _place_plots(markdown: str, path: str) -> str:
     placed = set()
 
@@ -205,6 +282,10 @@ def _place_plots(markdown: str, path: str) -> str:
             return ""
         if re.fullmatch(r"plots/\d\d-[a-z0-9-]+-steps", name):
             log.info("%s: plot %s left out: no results file for its lab", path, name)
+            return ""
+        if _open_step_sweep(name):
+            log.info("%s: plot %s left out: a sweep of an open step's variants (the students' site has none)",
+                     path, name)
             return ""
         log.warning("%s: unknown plot '%s' (tools/docs/figures.py draws: %s)", path, name,
                     ", ".join(sorted(set(_manifest["plots"]) | set(_manifest["skipped"]))) or "nothing yet")
@@ -261,11 +342,45 @@ def _question_label(question) -> str:
     return f"({question.label}) of section {section.group(1)}" if section else f"({question.label})"
 
 
-def _for_audience(markdown: str, path: str) -> str:
-    """The page as the site's audience reads it (the students' site: no instructors-only block)."""
+_names: dict | None = None  # each lab's open steps under their neutral names, read once a build
+
+
+def _neutral_names() -> dict:
+    global _names
+    if _names is None:
+        _names = audience.neutral_names(ROOT)
+    return _names
+
+
+_design_names: dict | None = None  # what the reference solutions call their open steps' designs
+
+
+def _designs() -> dict:
+    global _design_names
+    if _design_names is None:
+        _design_names = audience.reference_designs(ROOT)
+    return _design_names
+
+
+def _audience() -> str:
     try:
-        return audience.for_site(markdown, path, audience.site_audience())
+        return audience.site_audience()
     except audience.AudienceError as error:
+        raise PluginError(f"docs: {error}") from error
+
+
+def _for_audience(markdown: str, path: str) -> str:
+    """The page as the site's audience reads it: the students' site without the instructors-only
+    blocks, its links to the instructors' pages redirected or made text, and the open steps of
+    the harness tables under their neutral names."""
+    site = _audience()
+    try:
+        markdown = audience.for_site(markdown, path, site)
+        if site == "students":
+            markdown = audience.student_links(markdown, path)
+            markdown = audience.neutral_tables(markdown, _neutral_names(), _designs())
+        return markdown
+    except (audience.AudienceError, OSError) as error:
         raise PluginError(f"docs: {error}") from error
 
 

@@ -267,64 +267,6 @@ def warp_sectors_swapped() -> Figure:
                   "of 16 rows (16 sectors, a quarter of each used).", svg)
 
 
-# --- diagram 2: shared-memory banks with and without padding ------------------------------------
-
-BANKS = 32
-
-
-def shared_banks() -> Figure:
-    cell = 11.0
-    rows = 32
-    gap = 70.0
-    left = 40.0
-    top = 78.0
-    panel_w = BANKS * cell
-    width = left + 2 * panel_w + gap + 20
-    height = top + rows * cell + 64
-    svg = Svg(width, height, "Reading a column of a 32 x 32 shared-memory tile, without and with padding",
-              "Two panels of shared memory drawn as rows of 32 four-byte banks. Left, float tile[32][32]: "
-              "the column tile[i][0] read by the 32 lanes of a warp lies entirely in bank 0, a 32-way conflict. "
-              "Right, float tile[32][33]: each row is one word longer, the column runs diagonally through all "
-              "32 banks, one wavefront.")
-    for index, padded in enumerate((False, True)):
-        x0 = left + index * (panel_w + gap)
-        pitch = 33 if padded else 32
-        title = "float tile[32][33]" if padded else "float tile[32][32]"
-        words = {lane * pitch for lane in range(WARP)}  # tile[lane][0]
-        banks_hit = {w % BANKS for w in words}
-        bank_word = "bank" if len(banks_hit) == 1 else "banks"
-        verdict = (f"lanes 0-31 read tile[lane][0]: {len(banks_hit)} {bank_word}, "
-                   + ("1 wavefront" if len(banks_hit) == WARP else f"{WARP // len(banks_hit)}-way conflict"))
-        svg.text(x0, 20, title, size=14, weight="bold", mono=True)
-        svg.text(x0, 38, verdict, size=12, fill=RED if len(banks_hit) < WARP else GREEN)
-        for b in range(0, BANKS, 4):
-            svg.text(x0 + (b + 0.5) * cell, top - 8, str(b), size=8, anchor="middle", fill=MUTED)
-        svg.text(x0 + panel_w / 2, top - 22, "bank", size=10, anchor="middle", fill=MUTED)
-        for r in range(rows):
-            for b in range(BANKS):
-                word = r * BANKS + b
-                tile_row, tile_col = divmod(word, pitch)
-                if tile_col >= 32:
-                    fill = PADDING_FILL
-                elif word in words:
-                    fill = RED if len(banks_hit) < WARP else GREEN
-                else:
-                    fill = "#ffffff" if tile_row % 2 == 0 else GREY_FILL
-                svg.rect(x0 + b * cell, top + r * cell, cell, cell, fill=fill, stroke=GRID, width=0.5)
-        svg.rect(x0, top, panel_w, rows * cell, stroke=INK, width=1.0)
-        for r in range(0, rows, 8):
-            svg.text(x0 - 4, top + r * cell + cell * 0.8, f"{r * BANKS * 4} B", size=8, anchor="end", fill=MUTED)
-    svg.text(left, height - 30, "Each row is 32 consecutive 4-byte words, one per bank. White and grey alternate "
-             "by tile row; dark grey: the padding word.", size=11, fill=MUTED)
-    svg.text(left, height - 12, "Bank of word w: w mod 32. Without padding tile[i][0] is word 32 i (bank 0); "
-             "with padding it is word 33 i (bank i).", size=11, fill=MUTED)
-    return Figure("shared-banks", "Shared-memory banks: a tile column in one bank without padding, spread over "
-                  "all banks with one padding word per row",
-                  "Shared memory has 32 banks of 4 bytes; word w is in bank w mod 32. A warp reading a column of a "
-                  "[32][32] tile hits one bank 32 times; padding each row to 33 words puts the column in 32 "
-                  "different banks.", svg)
-
-
 # --- diagram 3: the tile walk of tiled matrix multiplication ------------------------------------
 
 
@@ -587,8 +529,21 @@ def stream_timeline() -> Figure:
                   svg)
 
 
-DIAGRAMS: list[Callable[[], Figure]] = [warp_sectors, warp_sectors_swapped, shared_banks, tile_walk,
+DIAGRAMS: list[Callable[[], Figure]] = [warp_sectors, warp_sectors_swapped, tile_walk,
                                         reduction_trees, kernel_decomposition, stream_timeline]
+INSTRUCTORS_DIAGRAMS = Path(__file__).resolve().parents[2] / "instructors" / "figures"
+
+
+def instructors_diagrams(folder: Path = INSTRUCTORS_DIAGRAMS) -> list[Figure]:
+    """The diagrams that only instructors' material shows (instructors/figures/*.py, each module's
+    `diagram(figures)`): drawn where the folder exists, the course; the student editions have none."""
+    out = []
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        spec = importlib.util.spec_from_file_location(f"instructors_figure_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out.append(module.diagram(sys.modules[__name__]))
+    return out
 
 # --- main -----------------------------------------------------------------------------------------
 
@@ -604,7 +559,7 @@ def main(argv: list[str]) -> int:
         print(f"tools/docs/figures.py: matplotlib is missing for {sys.executable}: the plots need it "
               "(Debian: apt-get install python3-matplotlib)", file=sys.stderr)
         return 2
-    diagrams = [make() for make in DIAGRAMS]
+    diagrams = [make() for make in DIAGRAMS] + instructors_diagrams()
     measured, skipped = plots.plots(args.data)
     manifest: dict[str, dict] = {"diagrams": {}, "plots": {}, "skipped": skipped}
     for figure in diagrams:

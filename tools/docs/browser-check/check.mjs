@@ -20,8 +20,12 @@
 //   label on a line or a marker, a point hidden under another series' point.
 // Before the site, the check runs on its fixtures (fixtures/: one small page or picture per kind
 // of defect) and fails if it misses one, so that a rule that can no longer fail is seen.
+// - the sheets' hints as the edition the site was built from has them: with SHEET_HINTS=yes (the
+//   default: the course and the guided edition) at least one sheet shows a <details> hint, with
+//   SHEET_HINTS=no (the standard edition, whose sheets have none) no sheet shows one.
 // Usage: node check.mjs BASE_URL SITE_DIR [SCREENSHOT_DIR]   (tools/docs/docs-check.sh serves SITE_DIR
-// at BASE_URL). With SCREENSHOT_DIR, keeps screenshots of five pages there (SHOTS below).
+// at BASE_URL and says SHEET_HINTS). With SCREENSHOT_DIR, keeps screenshots of five pages there
+// (SHOTS below: a sheet's hint and questions, or its questions alone where the sheets have no hints).
 // Prints the problems, then one verdict line; exits 0 only when there are none.
 import { chromium } from "playwright-core";
 import { mkdirSync, readdirSync, statSync } from "node:fs";
@@ -35,9 +39,17 @@ if (!base || !siteDir) {
   process.exit(2);
 }
 const width = 1280;
+const sheetHints = process.env.SHEET_HINTS || "yes";
+if (!["yes", "no"].includes(sheetHints)) {
+  console.error(`SHEET_HINTS=${sheetHints}: say yes (the sheets have hints) or no (the standard edition)`);
+  process.exit(2);
+}
+const hintsOnSheets = new Map(); // each sheet's page -> how many hints it shows
 // Pages to keep a picture of, each scrolled to what it shows (a selector; opened if a <details>).
 const SHOTS = [
-  { name: "1-sheet-hint-and-questions", path: "sheets/09-streams/", selector: "article details" },
+  sheetHints === "yes"
+    ? { name: "1-sheet-hint-and-questions", path: "sheets/09-streams/", selector: "article details" }
+    : { name: "1-sheet-questions", path: "sheets/09-streams/", selector: "article ol" },
   { name: "2-chapter-table", path: "labs/08-nbody/", selector: ".harness-output" },
   { name: "3-steps-against-their-roofs", path: "labs/10-unified-memory/", selector: "img[src*='-steps.svg']" },
   { name: "4-roofline", path: "roofline/", selector: "img[src*='roofline']" },
@@ -123,6 +135,10 @@ async function checkPage(context, url) {
   if (svgs > 0) problem(where, `${svgs} inline SVG element(s) drawn with no size`);
 
   for (const found of await page.evaluate(readerProblems, width)) problem(where, found);
+  if (/\/sheets\/[^/]+\/$/.test(where)) {
+    hintsOnSheets.set(where, await page.$$eval("article details > summary",
+      (all) => all.filter((summary) => /^\s*Hint/.test(summary.textContent)).length));
+  }
 
   const links = await page.$$eval("a[href]", (all) => all.map((a) => a.href));
   let internal = 0;
@@ -376,10 +392,21 @@ try {
   };
   await Promise.all(Array.from({ length: 2 }, pictureWorker));
   for (const query of searches) await checkSearch(context, query);
+  const hints = [...hintsOnSheets.values()].reduce((a, b) => a + b, 0);
+  if (sheetHints === "yes" && hints === 0) {
+    problem("sheets", `no sheet shows a hint (${hintsOnSheets.size} sheets): a site of the standard edition? ` +
+      "then say SHEET_HINTS=no");
+  }
+  if (sheetHints === "no") {
+    for (const [where, count] of hintsOnSheets) {
+      if (count > 0) problem(where, `${count} hint(s) on a site whose sheets have none (SHEET_HINTS=no)`);
+    }
+  }
   if (shotDir) await screenshots(context);
   const summary = `${FIXTURES.length} fixtures caught, ${all.length} pages at ${width} px, ${images} images ` +
     `(${pictures.size} pictures measured), ${links} internal links, rendered text, formulas, question lists, ` +
-    `widths, tables and code lines, search for ${searches.map((q) => `"${q}"`).join(" and ")}` +
+    `widths, tables and code lines, search for ${searches.map((q) => `"${q}"`).join(" and ")}, ` +
+    `${hints} hints on ${hintsOnSheets.size} sheets (SHEET_HINTS=${sheetHints})` +
     (shotDir ? `; screenshots in ${shotDir}` : "");
   verdict = problems.length === 0 ? `docs check: PASS (${summary})` : `docs check: FAIL (${problems.length} problem${problems.length === 1 ? "" : "s"}; ${summary})`;
 } catch (error) {
