@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
             write_results_if_asked();
             return kExitSkip;
         }
+        cl::forget_given_settings(argc, argv);  // the runtime is up (above): no step has run yet
         doctest::Context context;
         context.applyCommandLine(static_cast<int>(args.size()), args.data());
         const int code = context.run();

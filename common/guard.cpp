@@ -59,12 +59,7 @@ std::optional<std::string> check_allocation(const Allocation& a, bool rearm) {
 }  // namespace
 
 GuardLayout guard_layout() {
-    static const GuardLayout layout = [] {
-        const char* env = std::getenv("LAB_GUARD_BANDS");
-        const std::string_view value = env != nullptr ? std::string_view(env) : std::string_view();
-        return value == "front" || value == "0" ? GuardLayout::front_only : GuardLayout::front_and_back;
-    }();
-    return layout;
+    return run_options().front_guard_bands_only ? GuardLayout::front_only : GuardLayout::front_and_back;
 }
 
 bool sanitizer_layout() { return guard_layout() == GuardLayout::front_only; }

@@ -25,8 +25,8 @@ inline constexpr unsigned char kGuardByte = 0xA5;
 /// kernel can read from its pointers tells the two apart.
 enum class GuardLayout { front_and_back, front_only };
 
-/// The layout of this run: front_only when the environment sets LAB_GUARD_BANDS=front (or 0, an
-/// older spelling), else front_and_back.
+/// The layout of this run: front_only when the environment set LAB_GUARD_BANDS=front (or 0, an
+/// older spelling; read with the other options by parse_run_options), else front_and_back.
 GuardLayout guard_layout();
 
 /// Whether this run is under compute-sanitizer's layout (guard_layout() == front_only).

@@ -3,9 +3,12 @@
 #include "options.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string_view>
+
+#include <unistd.h>  // environ
 
 namespace cl {
 namespace {
@@ -49,6 +52,9 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
     if (const char* env = std::getenv("LAB_RESULTS"); env != nullptr) options.results_path = env;
     if (const char* env = std::getenv("LAB_STEP"); env != nullptr) options.only_step = env;
     if (const char* env = std::getenv("LAB_DUMP"); env != nullptr) options.dump_path = env;
+    if (const char* env = std::getenv("LAB_GUARD_BANDS"); env != nullptr) {
+        options.front_guard_bands_only = std::string_view(env) == "front" || std::string_view(env) == "0";
+    }
 
     std::vector<char*> rest;
     for (int i = 0; i < argc; ++i) {
@@ -92,6 +98,30 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
     }
     if (!options.seed_given) options.seed = std::random_device{}() % 1000000;
     return rest;
+}
+
+bool is_harness_variable(const char* variable) { return std::strncmp(variable, "LAB_", 4) == 0; }
+
+bool is_harness_option(const char* argument) {
+    for (const char* name : {"--seed=", "--results=", "--step=", "--dump=", "--trace=", "--expect="}) {
+        if (std::strncmp(argument, name, std::strlen(name)) == 0) return true;
+    }
+    return false;
+}
+
+void forget_given_settings(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (argv[i] != nullptr && is_harness_option(argv[i])) std::memset(argv[i], 0, std::strlen(argv[i]));
+    }
+    char** kept = environ;
+    for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+        if (is_harness_variable(*entry)) {
+            std::memset(*entry, 0, std::strlen(*entry));
+            continue;
+        }
+        *kept++ = *entry;
+    }
+    if (kept != nullptr) *kept = nullptr;
 }
 
 }  // namespace cl

@@ -17,6 +17,7 @@ struct RunOptions {
     std::string only_step;                ///< --step=N / LAB_STEP: run only the step with this id
     std::string trace_path;               ///< --trace=FILE or --trace FILE: timelines as a Chrome trace
     std::string dump_path;                ///< --dump=FILE / LAB_DUMP: the output dump for the grader (output_dump.hpp)
+    bool front_guard_bands_only = false;  ///< LAB_GUARD_BANDS=front (or 0): compute-sanitizer's layout (guard.hpp)
 };
 
 /// Whether the step with this id runs (every step, unless --step named another).
@@ -28,5 +29,17 @@ RunOptions& run_options();
 /// LAB_SEED, LAB_RESULTS, LAB_STEP and LAB_DUMP environment variables), removes them from argv, and returns the
 /// remaining arguments for doctest. Throws std::invalid_argument on a bad value.
 std::vector<char*> parse_run_options(int argc, char** argv);
+
+/// Whether `variable` ("NAME=value") is one the harness reads (LAB_*), and `argument` an option that
+/// parse_run_options takes (--seed=, --results=, --step=, --dump=, --trace=, --expect=).
+bool is_harness_variable(const char* variable);
+bool is_harness_option(const char* argument);
+
+/// Forgets what the grader gave this process, once parse_run_options has read it: every LAB_*
+/// variable is overwritten in place (its bytes, where the process's initial stack or the heap holds
+/// them) and taken out of `environ`, and every harness option in argv is overwritten. Call it after
+/// the CUDA runtime is up (its tools' variables are left as they are) and before any step runs:
+/// code of the student's that walks the stack to argv and envp finds neither the seed nor a path.
+void forget_given_settings(int argc, char** argv);
 
 }  // namespace cl

@@ -63,18 +63,17 @@ std::uint64_t next_output_sketch_seed() {
 void record_output_sketch(const OutputSketch& sketch) {
     DumpState& dump = open_dump();
     const std::size_t number = dump.next[dump.key]++;
-    std::string samples;
-    for (const OutputSample& sample : sketch.samples) {
-        samples += fmt::format("{}[{}, {}, {}]", samples.empty() ? "" : ", ", sample.index,
-                               json_exact_number(sample.value), json_exact_number(sample.allowed));
+    std::string blocks;
+    for (const OutputBlock& block : sketch.blocks) {
+        blocks += fmt::format("{}[{}, {}, {}, {}, {}]", blocks.empty() ? "" : ", ",
+                              json_exact_number(block.signed_sums[0]), json_exact_number(block.signed_sums[1]),
+                              json_exact_number(block.low), json_exact_number(block.high),
+                              json_exact_number(block.allowed_squares));
     }
-    const std::string line = fmt::format(
-        R"({{"key": {}, "n": {}, "count": {}, "sums": [{}, {}], "tolerance": {}, "magnitude": {}, "non_finite": {}{}}})"
-        "\n",
-        json_string(dump.key), number, sketch.count, json_exact_number(sketch.signed_sums[0]),
-        json_exact_number(sketch.signed_sums[1]), json_exact_number(sketch.tolerance_sum),
-        json_exact_number(sketch.magnitude_sum), sketch.non_finite,
-        sketch.samples.empty() ? std::string() : fmt::format(R"(, "samples": [{}])", samples));
+    const std::string line =
+        fmt::format(R"({{"key": {}, "n": {}, "count": {}, "block": {}, "non_finite": {}, "blocks": [{}]}})"
+                    "\n",
+                    json_string(dump.key), number, sketch.count, sketch.block, sketch.non_finite, blocks);
     std::fputs(line.c_str(), dump.file);
     std::fflush(dump.file);
 }

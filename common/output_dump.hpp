@@ -4,39 +4,69 @@
 //
 // Written only when asked (--dump=FILE or the LAB_DUMP environment variable); otherwise nothing
 // here does any work. Each comparison (cl::compare, compare_within, compare_rms) inside
-// cl::check_step appends one line of JSON: the step, the comparison's number within the step, the
-// element count, two sums of the outputs with random signs drawn from the run's seed, the sum of
-// the tolerances, the sum of the magnitudes and the number of elements that are not finite. Two
-// correct runs on the same inputs have sums within twice the summed tolerance of each other (each
-// element lies within its tolerance of the same expected value); outputs that were not computed
-// do not, whatever the process reports about them.
+// cl::check_step, and each timed run (refill.hpp), appends one line of JSON: the key, the
+// comparison's number, the element count, the number of elements that are not finite, and for
+// each block of consecutive outputs (at most kOutputBlocksMax blocks of at least kOutputBlockMin
+// elements) two sums of the outputs with random signs drawn from the run's seed, the smallest and
+// the largest output, and the sum of the squared per-element allowances. The grader compares every
+// block with the reference solution's on the same inputs (grading/dumps.py): the errors of a
+// correct run are small against its allowance and independent of the signs, so a block's signed
+// sums of two correct runs lie within about sqrt(block) x the allowance of each other, not
+// block x; outputs that were not computed, or computed less accurately than the allowance, do not.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace cl {
 
-/// One output value at a place drawn from the seed, and how far a correct one may lie from the
-/// reference solution's (the records of timed runs, refill.hpp).
-struct OutputSample {
-    std::size_t index = 0;
-    double value = 0.0;
-    double allowed = 0.0;
+/// How many blocks a record has at most, and the fewest outputs a block holds (a record of N
+/// outputs has min(kOutputBlocksMax, ceil(N / kOutputBlockMin)) blocks of equal size but the last).
+inline constexpr std::size_t kOutputBlocksMax = 32;
+inline constexpr std::size_t kOutputBlockMin = 4096;
+
+/// The number of outputs in each block of a record of `count` outputs.
+constexpr std::size_t output_block_size(std::size_t count) {
+    const std::size_t even = (count + kOutputBlocksMax - 1) / kOutputBlocksMax;
+    return even > kOutputBlockMin ? even : kOutputBlockMin;
+}
+
+/// One block of consecutive outputs, summarized (NaN and infinite outputs are left out).
+struct OutputBlock {
+    double signed_sums[2] = {0.0, 0.0};  ///< sum of +-output, with two independent sign sequences
+    double low = std::numeric_limits<double>::infinity();             ///< the smallest output (infinite: none finite)
+    double high = -std::numeric_limits<double>::infinity();             ///< the largest output
+    double allowed_squares = 0.0;        ///< sum of the squared allowances (how far each may lie from the expected value)
+
+    void add(double value, double sign0, double sign1, double allowed) {
+        allowed_squares += allowed * allowed;
+        if (!std::isfinite(value)) return;
+        signed_sums[0] += sign0 * value;
+        signed_sums[1] += sign1 * value;
+        low = value < low ? value : low;
+        high = value > high ? value : high;
+    }
+    /// Adds another part of the same block.
+    void merge(const OutputBlock& other) {
+        signed_sums[0] += other.signed_sums[0];
+        signed_sums[1] += other.signed_sums[1];
+        low = other.low < low ? other.low : low;
+        high = other.high > high ? other.high : high;
+        allowed_squares += other.allowed_squares;
+    }
 };
 
-/// One comparison's outputs, summarized.
+/// One comparison's (or timed run's) outputs, summarized.
 struct OutputSketch {
     std::size_t count = 0;
-    double signed_sums[2] = {0.0, 0.0};  ///< sum of +-output, with two independent sign sequences
-    double tolerance_sum = 0.0;          ///< sum of what each element may differ from the expected value
-    double magnitude_sum = 0.0;          ///< sum of |output| (for the rounding of the sums)
-    std::size_t non_finite = 0;          ///< NaN and infinite outputs (left out of the sums)
-    std::vector<OutputSample> samples;   ///< timed runs only: values at places drawn from the seed
+    std::size_t block = 0;              ///< outputs per block (output_block_size)
+    std::size_t non_finite = 0;         ///< NaN and infinite outputs
+    std::vector<OutputBlock> blocks;    ///< in order
 };
 
 /// The random signs of one sum: +1 or -1 per element, from a 64-bit seed.
@@ -99,18 +129,12 @@ void dump_outputs(std::span<const T> got, Allowed allowed) {
     SketchSigns second(seed ^ 0x5DEECE66DULL);
     OutputSketch sketch;
     sketch.count = got.size();
+    sketch.block = output_block_size(got.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
+        if (i % sketch.block == 0) sketch.blocks.emplace_back();
         const double value = static_cast<double>(got[i]);
-        const double a = first.next();
-        const double b = second.next();
-        sketch.tolerance_sum += allowed(i);
-        if (!std::isfinite(value)) {
-            ++sketch.non_finite;
-            continue;
-        }
-        sketch.signed_sums[0] += a * value;
-        sketch.signed_sums[1] += b * value;
-        sketch.magnitude_sum += std::fabs(value);
+        if (!std::isfinite(value)) ++sketch.non_finite;
+        sketch.blocks.back().add(value, first.next(), second.next(), allowed(i));
     }
     record_output_sketch(sketch);
 }

@@ -11,6 +11,7 @@
 #include "random.hpp"
 
 #include <cuda_runtime.h>
+#include <math_constants.h>
 
 #include <algorithm>
 #include <cmath>
@@ -50,62 +51,67 @@ __global__ void fill_uniform_kernel(T* data, std::size_t count, std::uint64_t ke
     }
 }
 
-// The sums of one record: signs from bits 0 and 1 of refill_mix(seed, i).
-struct SketchSums {
+// One part of a record's block, as a kernel makes it (OutputBlock, without its initializers, which
+// shared memory cannot have). Signs from bits 0 and 1 of refill_mix(seed, i).
+struct BlockPart {
     double signed_sums[2];
-    double tolerance;
-    double magnitude;
+    double low, high;
+    double allowed_squares;
     unsigned long long non_finite;
 };
 
+// Each record block is summarized by kPartsPerBlock thread blocks; the host merges their parts in a
+// fixed order, so the same outputs always give the same record.
+constexpr unsigned int kPartsPerBlock = 64;
+
 template <class T>
-__global__ void sketch_kernel(const T* data, std::size_t count, std::uint64_t seed, double absolute,
-                              double relative, SketchSums* out) {
-    __shared__ double partial[4][kRefillThreads];
+__global__ void block_sketch_kernel(const T* data, std::size_t count, std::size_t block, std::uint64_t seed,
+                                    double absolute, double relative, BlockPart* parts) {
+    __shared__ double partial[5][kRefillThreads];
     __shared__ unsigned long long bad[kRefillThreads];
-    double s0 = 0, s1 = 0, tol = 0, mag = 0;
+    const std::size_t record_block = blockIdx.x / kPartsPerBlock;
+    const std::size_t part = blockIdx.x % kPartsPerBlock;
+    const std::size_t begin = record_block * block;
+    const std::size_t end = begin + block < count ? begin + block : count;
+    double s0 = 0, s1 = 0, low = CUDART_INF, high = -CUDART_INF, allowed_squares = 0;
     unsigned long long non_finite = 0;
-    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-    for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    for (std::size_t i = begin + part * blockDim.x + threadIdx.x; i < end; i += std::size_t{kPartsPerBlock} * blockDim.x) {
         const double v = static_cast<double>(data[i]);
-        tol += absolute;
         if (!isfinite(v)) {
             ++non_finite;
+            allowed_squares += absolute * absolute;
             continue;
         }
+        const double allowed = absolute + relative * fabs(v);
+        allowed_squares += allowed * allowed;
         const std::uint64_t bits = refill_mix(seed, i);
         s0 += (bits & 1U) != 0 ? v : -v;
         s1 += (bits & 2U) != 0 ? v : -v;
-        mag += fabs(v);
-        tol += relative * fabs(v);
+        low = fmin(low, v);
+        high = fmax(high, v);
     }
     const unsigned t = threadIdx.x;
     partial[0][t] = s0;
     partial[1][t] = s1;
-    partial[2][t] = tol;
-    partial[3][t] = mag;
+    partial[2][t] = low;
+    partial[3][t] = high;
+    partial[4][t] = allowed_squares;
     bad[t] = non_finite;
     __syncthreads();
     for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
         if (t < s) {
-            for (int k = 0; k < 4; ++k) partial[k][t] += partial[k][t + s];
+            partial[0][t] += partial[0][t + s];
+            partial[1][t] += partial[1][t + s];
+            partial[2][t] = fmin(partial[2][t], partial[2][t + s]);
+            partial[3][t] = fmax(partial[3][t], partial[3][t + s]);
+            partial[4][t] += partial[4][t + s];
             bad[t] += bad[t + s];
         }
         __syncthreads();
     }
     if (t == 0) {
-        atomicAdd(&out->signed_sums[0], partial[0][0]);
-        atomicAdd(&out->signed_sums[1], partial[1][0]);
-        atomicAdd(&out->tolerance, partial[2][0]);
-        atomicAdd(&out->magnitude, partial[3][0]);
-        atomicAdd(&out->non_finite, bad[0]);
+        parts[blockIdx.x] = {{partial[0][0], partial[1][0]}, partial[2][0], partial[3][0], partial[4][0], bad[0]};
     }
-}
-
-template <class T>
-__global__ void gather_kernel(const T* data, const std::size_t* indices, int samples, double* out) {
-    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i < samples) out[i] = static_cast<double>(data[indices[i]]);
 }
 
 template <class T>
@@ -121,55 +127,35 @@ void fill_host(std::span<T> host, std::uint64_t key, T low, T high) {
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = uniform_value(refill_mix(key, i), low, high);
 }
 
-// Where a record samples: kDumpSamples places drawn from the record's seed (the first and the last
-// element always among them), known to nobody before the run is over.
-std::vector<std::size_t> sample_places(std::size_t count, std::uint64_t seed) {
-    std::vector<std::size_t> places;
-    if (count == 0) return places;
-    places.push_back(0);
-    places.push_back(count - 1);
-    for (std::uint64_t k = 0; places.size() < static_cast<std::size_t>(kDumpSamples); ++k) {
-        places.push_back(static_cast<std::size_t>(refill_mix(seed ^ 0x5A3D1E2B4C6F7081ULL, k) % count));
-    }
-    return places;
-}
-
-void add_samples(OutputSketch& sketch, const std::vector<std::size_t>& places, const std::vector<double>& values,
-                 OutputTolerance tolerance) {
-    for (std::size_t k = 0; k < places.size(); ++k) {
-        const double v = values[k];
-        sketch.samples.push_back({places[k], v, tolerance.absolute + tolerance.relative * std::fabs(v)});
-    }
-}
-
 template <class T>
 void dump_device(std::span<const T> device, OutputTolerance tolerance) {
     if (!output_dump_active()) return;
     const std::uint64_t seed = next_output_sketch_seed();
     OutputSketch sketch;
     sketch.count = device.size();
+    sketch.block = output_block_size(device.size());
     if (!device.empty()) {
-        const std::vector<std::size_t> places = sample_places(device.size(), seed);
-        DeviceBuffer<SketchSums> sums(1, "output record: sums");
-        const DeviceBuffer<std::size_t> places_on_device(std::span<const std::size_t>(places), "output record: places");
-        DeviceBuffer<double> values_on_device(places.size(), "output record: values");
-        CUDA_CHECK(cudaMemset(sums.data(), 0, sizeof(SketchSums)));
-        const unsigned blocks = std::min(kRefillMaxBlocks, blocks_for(device.size(), kRefillThreads));
-        sketch_kernel<<<blocks, kRefillThreads>>>(device.data(), device.size(), seed, tolerance.absolute,
-                                                  tolerance.relative, sums.data());
+        const std::size_t blocks = (device.size() + sketch.block - 1) / sketch.block;
+        DeviceBuffer<BlockPart> parts(blocks * kPartsPerBlock, "output record: parts");
+        block_sketch_kernel<<<static_cast<unsigned>(blocks * kPartsPerBlock), kRefillThreads>>>(
+            device.data(), device.size(), sketch.block, seed, tolerance.absolute, tolerance.relative, parts.data());
         CUDA_CHECK(cudaGetLastError());
-        gather_kernel<<<1, static_cast<unsigned>(kDumpSamples)>>>(device.data(), places_on_device.data(),
-                                                                  static_cast<int>(places.size()),
-                                                                  values_on_device.data());
-        CUDA_CHECK(cudaGetLastError());
-        const SketchSums host_sums = sums.to_host().front();
-        const std::vector<double> values = values_on_device.to_host();
-        sketch.signed_sums[0] = host_sums.signed_sums[0];
-        sketch.signed_sums[1] = host_sums.signed_sums[1];
-        sketch.tolerance_sum = host_sums.tolerance;
-        sketch.magnitude_sum = host_sums.magnitude;
-        sketch.non_finite = static_cast<std::size_t>(host_sums.non_finite);
-        add_samples(sketch, places, values, tolerance);
+        const std::vector<BlockPart> host_parts = parts.to_host();
+        for (std::size_t b = 0; b < blocks; ++b) {
+            OutputBlock block;
+            for (std::size_t p = 0; p < kPartsPerBlock; ++p) {
+                const BlockPart& part = host_parts[b * kPartsPerBlock + p];
+                OutputBlock piece;
+                piece.signed_sums[0] = part.signed_sums[0];
+                piece.signed_sums[1] = part.signed_sums[1];
+                piece.low = part.low;
+                piece.high = part.high;
+                piece.allowed_squares = part.allowed_squares;
+                block.merge(piece);
+                sketch.non_finite += static_cast<std::size_t>(part.non_finite);
+            }
+            sketch.blocks.push_back(block);
+        }
     }
     record_output_sketch(sketch);
 }
@@ -190,23 +176,16 @@ void dump_host(std::span<const T> host, OutputTolerance tolerance) {
     const std::uint64_t seed = next_output_sketch_seed();
     OutputSketch sketch;
     sketch.count = host.size();
+    sketch.block = output_block_size(host.size());
     for (std::size_t i = 0; i < host.size(); ++i) {
+        if (i % sketch.block == 0) sketch.blocks.emplace_back();
         const double v = static_cast<double>(host[i]);
-        sketch.tolerance_sum += tolerance.absolute;
-        if (!std::isfinite(v)) {
-            ++sketch.non_finite;
-            continue;
-        }
         const std::uint64_t bits = refill_mix(seed, i);
-        sketch.signed_sums[0] += (bits & 1U) != 0 ? v : -v;
-        sketch.signed_sums[1] += (bits & 2U) != 0 ? v : -v;
-        sketch.magnitude_sum += std::fabs(v);
-        sketch.tolerance_sum += tolerance.relative * std::fabs(v);
+        const bool finite = std::isfinite(v);
+        if (!finite) ++sketch.non_finite;
+        sketch.blocks.back().add(v, (bits & 1U) != 0 ? 1.0 : -1.0, (bits & 2U) != 0 ? 1.0 : -1.0,
+                                 tolerance.absolute + (finite ? tolerance.relative * std::fabs(v) : 0.0));
     }
-    const std::vector<std::size_t> places = sample_places(host.size(), seed);
-    std::vector<double> values;
-    for (const std::size_t place : places) values.push_back(static_cast<double>(host[place]));
-    add_samples(sketch, places, values, tolerance);
     record_output_sketch(sketch);
 }
 

@@ -4,7 +4,9 @@ for `./lab NN --sanitize`, `./lab sanitize` (Meson's test setups, through `wrap`
 
 Under the tool the harness runs with LAB_GUARD_BANDS=front (common/guard.hpp): the same layout of
 the data as in every graded run, with a guard band in front and none behind, so that memcheck sees
-the real end of each buffer. A kernel cannot tell a sanitized run from a graded one by its pointers.
+the real end of each buffer. A kernel cannot tell a sanitized run from a graded one by its pointers,
+and the harness takes the variable out of its environment (overwriting it) before any step runs
+(common/options.hpp, forget_given_settings), as it does with every LAB_* variable of a graded run.
 
 The verdict on a run comes from compute-sanitizer's exit status alone (--error-exitcode): a
 program can print anything (a kernel's printf can print the tool's own messages), but cannot make

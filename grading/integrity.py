@@ -43,6 +43,7 @@ class Starter:
     build: objcheck.Build = field(default_factory=objcheck.Build)
     executable: ExecutableFacts | None = None
     clocks: dict[str, set[str]] = field(default_factory=dict)  # student file -> GPU clocks its device code reads
+    host_functions: dict[str, set[str]] = field(default_factory=dict)  # student file -> its host functions' signatures
 
 
 @dataclass
@@ -171,8 +172,12 @@ def check_object(lab: Lab, name: str, entry: objcheck.CompileEntry, rel: Path, d
                  code_max: int = objcheck.CODE_MAX) -> list[str]:
     """The violations of one student file: its preprocessed source (compiled as `entry` says) and its
     object (`rel` under dir_fd)."""
-    found = [v.what for v in sourcecheck.check_preprocessed(_preprocess(entry, tools), student_paths, name, given,
+    passes = _preprocess(entry, tools)
+    found = [v.what for v in sourcecheck.check_preprocessed(passes, student_paths, name, given,
                                                             source.decode("utf-8", "replace"))]
+    if not lab.student_host_calls:  # lab.json declares no host code of the student's
+        found += [v.what for v in sourcecheck.host_function_violations(passes, student_paths, name,
+                                                                       starter.host_functions.get(name, set()))]
     host_calls = set(lab.student_host_calls)
     imports = starter.executable.imports if starter.executable else set()
     facts = objcheck.analyse(rel, dir_fd, code_max=code_max)
@@ -289,6 +294,14 @@ def given_source_name(entry: objcheck.CompileEntry) -> str:
     return name
 
 
+def starter_host_functions(source: Path) -> set[str]:
+    """The signatures of the host functions the untouched starter's file defines (given launchers
+    kept in a student file): the only host code a lab without student host code accepts there."""
+    text = source.read_text(encoding="utf-8", errors="replace")
+    lines = [sourcecheck.Line(line, number) for number, line in enumerate(text.split("\n"), 1)]
+    return {signature for _, signature in sourcecheck.host_functions(lines)}
+
+
 def starter_facts(build_dir: Path, course_root: Path, lab: Lab) -> Starter:
     """The facts of a finished starter build of `lab` (meson's compile_commands.json names the
     objects)."""
@@ -305,6 +318,7 @@ def starter_facts(build_dir: Path, course_root: Path, lab: Lab) -> Starter:
                 starter.objects[wanted[source]] = objcheck.analyse(path, limit=1 << 40, code_max=1 << 40)
                 listing = _device_code(DirectTools(build_dir), path.relative_to(build_dir))
                 starter.clocks[wanted[source]] = clocks_read(listing or "")
+                starter.host_functions[wanted[source]] = starter_host_functions(Path(source))
             else:
                 facts = objcheck.analyse(path, limit=1 << 40, code_max=1 << 40)
                 starter.build.add(facts, given_source_name(entry))

@@ -12,6 +12,7 @@ sandbox, and checks the lines that come from the student's files:
 - no `namespace cl` (the harness library);
 - no inline assembly in host code (asm in __global__ and __device__ functions is fine);
 - no #pragma beyond `unroll`, `nounroll`, `once`, `message` and the diagnostics ones;
+- in a lab that needs no host code of the student's, no host function (host_functions);
 - and, in the raw text, no #line or line-marker directive, which would make later lines look
   like they come from another file.
 """
@@ -211,8 +212,9 @@ def given_names(course_root: Path, lab_name: str, student_files: tuple[str, ...]
     return names
 
 
-def strip_source(text: str) -> str:
-    """The source with comments, string and character literals blanked (newlines kept)."""
+def strip_source(text: str, literals: bool = True) -> str:
+    """The source with comments, and string and character literals unless `literals` is False,
+    blanked (newlines kept)."""
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -231,13 +233,13 @@ def strip_source(text: str) -> str:
             delimiter = text[i + 2:open_paren] if open_paren >= 0 else ""
             end = text.find(")" + delimiter + '"', open_paren + 1) if open_paren >= 0 else -1
             end = n if end < 0 else end + len(delimiter) + 2
-            out.append('""' + "".join(ch if ch == "\n" else " " for ch in text[i + 2:end]))
+            out.append('""' + "".join(ch if ch == "\n" else " " for ch in text[i + 2:end]) if literals else text[i:end])
             i = end
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
-            out.append(c + " " * (min(j, n) - i - 1) + (c if j < n else ""))
+            out.append(c + " " * (min(j, n) - i - 1) + (c if j < n else "") if literals else text[i:j + 1])
             i = j + 1
         else:
             out.append(c)
@@ -247,3 +249,131 @@ def strip_source(text: str) -> str:
 
 def identifiers(text: str) -> set[str]:
     return set(re.findall(r"\b[A-Za-z_]\w*\b", strip_source(text)))
+
+
+# --- host code of the student's -------------------------------------------------------------------
+HOST_TOKEN = re.compile(r"[A-Za-z_]\w*|::|->|&&|\d[\w.']*|\S")
+CLASS_KEYS = {"struct", "class", "union", "enum"}
+AFTER_PARAMETERS = {"const", "volatile", "noexcept", "override", "final", "mutable", "&", "&&", "throw"}
+
+
+def host_functions(lines: list[Line]) -> list[tuple[int, str]]:
+    """The host functions defined in `lines` (the student's lines of the host pass, or a raw
+    source's): (line number, signature "name(parameter tokens)") for every function body opened
+    outside a function that is not __global__ or __device__-only. A constructor, a member
+    function, a lambda at namespace scope and a __host__ __device__ function are host code."""
+    stripped = strip_source("\n".join(line.text for line in lines)).split("\n")
+    found: list[tuple[int, str]] = []
+    blocks: list[str] = []  # per open brace: "scope", "class", "function", "device"
+    header: list[str] = []
+    for line, text in zip(lines, stripped):
+        if text.lstrip().startswith("#"):
+            continue
+        for token in HOST_TOKEN.findall(CUDA_ATTRIBUTE.sub(r"__\1__", text)):
+            inside = bool(blocks) and blocks[-1] in ("function", "device")
+            if token == "{":
+                kind = blocks[-1] if inside else _block_kind(header)
+                if kind == "function" and not inside:
+                    found.append((line.number, _signature(header)))
+                blocks.append(kind)
+                header = []
+            elif token == "}":
+                if blocks:
+                    blocks.pop()
+                header = []
+            elif inside:
+                continue
+            elif token == ";":
+                header = []
+            else:
+                header.append(token)
+    return found
+
+
+def _block_kind(header: list[str]) -> str:
+    tokens = _without_templates(header)
+    if not tokens or "namespace" in tokens or (tokens[0] == "extern" and set(tokens[1:]) <= {'"'}):
+        return "scope"  # a namespace, `extern "C" {`
+    if CLASS_KEYS & set(tokens[:_first(tokens, "(")]) or (tokens[0] == "typedef" and CLASS_KEYS & set(tokens)):
+        return "class"
+    close = _parameters_close(tokens)
+    if close is None:
+        return "scope"  # an initializer, an enum's or an array's braces
+    rest = tokens[close + 1:]
+    if rest and rest[0] not in AFTER_PARAMETERS and rest[0] not in ("->", ":") and not (rest[0] == "__attribute__"):
+        return "scope"  # `decltype(x) y = {`: an initializer
+    if "__global__" in tokens or ("__device__" in tokens and "__host__" not in tokens) or "consteval" in tokens:
+        return "device"  # device code, or code that never runs (consteval: at compile time only)
+    return "function"
+
+
+def _first(tokens: list[str], wanted: str) -> int:
+    return tokens.index(wanted) if wanted in tokens else len(tokens)
+
+
+def _without_templates(tokens: list[str]) -> list[str]:
+    """The tokens without `template <...>` heads."""
+    out, i = [], 0
+    while i < len(tokens):
+        if tokens[i] == "template" and i + 1 < len(tokens) and tokens[i + 1] == "<":
+            depth, i = 0, i + 1
+            while i < len(tokens):
+                depth += {"<": 1, ">": -1}.get(tokens[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            continue
+        out.append(tokens[i])
+        i += 1
+    return out
+
+
+def _parameters_close(tokens: list[str]) -> int | None:
+    """The index of the `)` that closes a function's parameters: the last one at parenthesis depth
+    0, or the one a constructor's member initializers (`) : p(q)`) follow."""
+    depth, last = 0, None
+    for i, token in enumerate(tokens):
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth == 0:
+                if i + 1 < len(tokens) and tokens[i + 1] == ":":
+                    return i
+                last = i
+    return last
+
+
+def _signature(header: list[str]) -> str:
+    tokens = _without_templates(header)
+    close = _parameters_close(tokens) or 0
+    depth, open_at = 0, 0
+    for i in range(close, -1, -1):
+        depth += {")": 1, "(": -1}.get(tokens[i], 0)
+        if depth == 0:
+            open_at = i
+            break
+    name = tokens[open_at - 1] if open_at > 0 else "?"
+    if name == "]":  # a lambda
+        name = "lambda"
+    elif name == ")" and open_at >= 3 and tokens[open_at - 3] == "operator":
+        name = "operator()"
+    return f"{name}({' '.join(tokens[open_at + 1:close])})"
+
+
+def host_function_violations(passes: dict[str, str], student_paths: set[str], file_name: str,
+                             given: set[str]) -> list[Violation]:
+    """For a lab that needs no host code of the student's: every host function the student's lines
+    of the host pass define beyond `given` (the starter's own, by signature: the given launchers
+    where the starter's file holds them)."""
+    lines, _ = student_lines(passes.get("host", ""), student_paths)
+    found, seen = [], set()
+    for number, signature in host_functions(lines):
+        if signature in given or signature in seen:
+            continue
+        seen.add(signature)
+        found.append(Violation(f"{file_name} line {number}: defines the host function `{signature.split('(')[0]}` "
+                               "(a constructor, a helper or a lambda outside a kernel is host code), which this lab "
+                               "does not need: write kernels, __device__ functions, constexpr values and consteval "
+                               "helpers"))
+    return found

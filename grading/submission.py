@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from .archive import Limits, read_submission
 from .course import ALWAYS_SKIPPED, Course, Lab, is_safe_relative, matches
+from .sourcecheck import strip_source
 
 MAX_STUDENT_FILE = 2 << 20  # bytes; a lab source file is a few KiB
 MAX_COMPARED_FILE = 4 << 20
@@ -202,6 +203,7 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], 
         taken.labs[lab.name] = files
 
     edition_set = set(edition)
+    course_labs = {lab.name: lab for lab in course.labs()}
     other_student_files = {f"labs/{lab.name}/{f}" for lab in course.labs()
                            for f in (*lab.student_files, lab.answers_file) if f}
     for entry in listing.entries:
@@ -217,6 +219,9 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], 
         elif course_path in edition_set:
             if _differs(entry, course.root / course_path):
                 taken.note_ignored(f"{course_path}: changed; the course's own copy was used")
+        elif (owner := _lab_of(course_path, course_labs)) is not None:  # in a lab's folder: this lab's or another's
+            taken_names = ", ".join((*owner.student_files, *([owner.answers_file] if owner.answers_file else [])))
+            taken.note_ignored(f"{course_path}: not asked for (lab {owner.name} takes {taken_names}); not used")
         else:
             taken.note_ignored(f"{course_path}: not part of the course; not used")
     if layout == "repository" and by_course:
@@ -229,6 +234,12 @@ def take(submission: Path, course: Course, labs: list[Lab], edition: list[str], 
             for p in missing:
                 taken.note_ignored(f"{p}: missing from the submission; the course's own copy was used")
     return taken
+
+
+def _lab_of(course_path: str, course_labs: dict[str, Lab]) -> Lab | None:
+    """The course's lab whose folder holds `course_path` (labs/<lab>/...), or None."""
+    parts = course_path.split("/")
+    return course_labs.get(parts[1]) if len(parts) > 2 and parts[0] == "labs" else None
 
 
 def _take_answers(files: LabFiles, entry: Entry | None, rejected: list[str], submitted_path: str) -> None:
@@ -258,21 +269,27 @@ def _differs(entry: Entry, course_file: Path) -> bool:
 def scan_for_review(source: bytes) -> list[str]:
     """Constructs in a student file that a lab never needs and that could tamper with the harness
     in its own process (see docs/grading.md, 'What the sandbox cannot do'). Flags for a human; no
-    points depend on it."""
-    text = source.decode("utf-8", "replace")
+    points depend on it. Read as code: comments never count (a starter's "never exit()" is advice),
+    and string literals count only for the names and paths a string carries (a variable's name,
+    an include path), not for calls (`"exit("` in a message calls nothing)."""
+    text = source.decode("utf-8", "replace").replace("\\\n", "")  # a line splice continues a // comment
+    code, strings = strip_source(text), strip_source(text, literals=False)
     flags = []
-    for needle, why in (("LAB_RESULTS", "names the results file's variable"),
-                        ("LAB_SEED", "names the seed's variable"),
-                        ("run_options", "reaches the harness's options"),
-                        ("results()", "reaches the harness's results registry"),
-                        ("getenv", "reads the environment"),
-                        ("fopen", "opens files"), ("ofstream", "writes files"), ("ifstream", "reads files"),
-                        ("_exit", "ends the process"), ("exit(", "ends the process"),
-                        ("atexit", "runs code at exit"), ("system(", "runs commands"),
-                        ("popen", "runs commands"), ("dlopen", "loads libraries"),
-                        ("asm(", "inline host assembly"), ("#include \"/", "includes by absolute path"),
-                        ("#include </", "includes by absolute path"), ("../", "reaches outside its folder")):
-        if needle in text:
+    for needle, why, where in (("LAB_RESULTS", "names the results file's variable", strings),
+                               ("LAB_SEED", "names the seed's variable", strings),
+                               ("run_options", "reaches the harness's options", code),
+                               ("results()", "reaches the harness's results registry", code),
+                               ("getenv", "reads the environment", code),
+                               ("fopen", "opens files", code), ("ofstream", "writes files", code),
+                               ("ifstream", "reads files", code),
+                               ("_exit", "ends the process", code), ("exit(", "ends the process", code),
+                               ("atexit", "runs code at exit", code), ("system(", "runs commands", code),
+                               ("popen", "runs commands", code), ("dlopen", "loads libraries", code),
+                               ("asm(", "inline host assembly", code),
+                               ("#include \"/", "includes by absolute path", strings),
+                               ("#include </", "includes by absolute path", strings),
+                               ("../", "reaches outside its folder", strings)):
+        if needle in where:
             flags.append(f"contains '{needle}' ({why})")
     return flags
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Guard bands: what a damaged band says, before the start and past the end.
 #include "guard.hpp"
+#include "options.hpp"
+#include "saved_options.hpp"
 
 #include <doctest/doctest.h>
 
@@ -80,8 +82,12 @@ TEST_CASE("the front band is 256 x k bytes, k in 1..16, a function of the seed, 
     CHECK(odd < 600);
 }
 
-TEST_CASE("ordinary runs have a back band; the layout reads the environment once") {
+TEST_CASE("ordinary runs have a back band; the layout comes with the run's options") {
     // The tests run without LAB_GUARD_BANDS: the graded layout.
     CHECK_FALSE(cl::sanitizer_layout());
     CHECK(cl::back_guard_bytes() == 256);
+    const cl_test::SavedRunOptions saved;
+    cl::run_options().front_guard_bands_only = true;  // what LAB_GUARD_BANDS=front sets, read once with the others
+    CHECK(cl::sanitizer_layout());
+    CHECK(cl::back_guard_bytes() == 0);
 }

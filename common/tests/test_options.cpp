@@ -5,8 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include <unistd.h>  // environ
 
 TEST_CASE("harness options are taken out of argv and the rest goes to doctest") {
     const cl_test::SavedRunOptions saved;
@@ -35,4 +39,31 @@ TEST_CASE("--step selects one step; without it every step runs") {
     CHECK_FALSE(cl::step_selected("6"));
     cl::run_options().only_step.clear();
     CHECK(cl::step_selected("6"));
+}
+
+TEST_CASE("what the grader gave is forgotten: LAB_* variables and harness options, in place") {
+    const cl_test::SavedRunOptions saved;
+    REQUIRE(setenv("LAB_SEED", "424242", 1) == 0);
+    REQUIRE(setenv("LAB_GUARD_BANDS", "front", 1) == 0);
+    REQUIRE(setenv("CUDA_LAB_KEPT", "1", 1) == 0);  // not the harness's: the runtime's tools keep theirs
+    std::string program = "test", seed = "--seed=99", dump = "--dump=/run/dump.jsonl", filter = "-ts=perf";
+    char* argv[] = {program.data(), seed.data(), dump.data(), filter.data()};
+    const auto rest = cl::parse_run_options(4, argv);
+    CHECK(cl::run_options().seed == 99);  // the option wins over the variable
+    CHECK(cl::run_options().front_guard_bands_only);
+    const char* seed_variable = std::getenv("LAB_SEED");
+    REQUIRE(seed_variable != nullptr);
+    cl::forget_given_settings(4, argv);
+    CHECK(std::getenv("LAB_SEED") == nullptr);
+    CHECK(std::getenv("LAB_GUARD_BANDS") == nullptr);
+    CHECK(std::strlen(seed_variable) == 0);  // the bytes themselves, not only the entry
+    for (char** entry = environ; *entry != nullptr; ++entry) CHECK(std::strncmp(*entry, "LAB_", 4) != 0);
+    CHECK(std::string(std::getenv("CUDA_LAB_KEPT")) == "1");
+    CHECK(seed.c_str()[0] == '\0');
+    CHECK(dump.c_str()[0] == '\0');
+    CHECK(std::string(filter.c_str()) == "-ts=perf");  // doctest's
+    CHECK(std::string(rest.at(1)) == "-ts=perf");
+    CHECK(cl::run_options().dump_path == "/run/dump.jsonl");  // what was read stays read
+    CHECK(cl::run_options().front_guard_bands_only);
+    unsetenv("CUDA_LAB_KEPT");
 }

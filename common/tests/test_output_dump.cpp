@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -37,6 +38,30 @@ std::vector<std::string> lines_of(const std::string& text) {
     std::stringstream in(text);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
+}
+
+// The blocks of a line of the dump: five numbers each (two signed sums, low, high, sum of the
+// squared allowances).
+std::vector<std::vector<double>> blocks_of(const std::string& line) {
+    const std::size_t at = line.find("\"blocks\": [");
+    REQUIRE(at != std::string::npos);
+    std::vector<std::vector<double>> blocks;
+    const char* p = line.c_str() + at + 11;
+    while (*p != '\0') {
+        if (*p == '[') {
+            blocks.emplace_back();
+            ++p;
+        } else if (*p == ']' || *p == ',' || *p == ' ') {
+            if (*p == ']' && (blocks.empty() || blocks.back().size() == 5) && p[1] == '}') break;
+            ++p;
+        } else {
+            char* end = nullptr;
+            blocks.back().push_back(std::strtod(p, &end));
+            REQUIRE(end != p);
+            p = end;
+        }
+    }
+    return blocks;
 }
 
 struct DumpTo {
@@ -81,13 +106,19 @@ TEST_CASE("each comparison of a step appends its sums; correct outputs agree wit
     CHECK(lines[0].find(R"("key": "check 1", "n": 0, "count": 9)") != std::string::npos);
     CHECK(lines[1].find(R"("key": "check 1", "n": 1)") != std::string::npos);
     CHECK(lines[2].find(R"("key": "check 2", "n": 0)") != std::string::npos);
-    const double tolerance_sum = field(lines[0], "tolerance");
-    CHECK(tolerance_sum == doctest::Approx(45e-6));
-    CHECK(field(lines[0], "magnitude") == doctest::Approx(45.0).epsilon(1e-5));
+    CHECK(field(lines[0], "block") == static_cast<double>(cl::kOutputBlockMin));
+    const std::vector<std::vector<double>> blocks = blocks_of(lines[0]);
+    REQUIRE(blocks.size() == 1);
+    REQUIRE(blocks[0].size() == 5);
+    CHECK(blocks[0][2] == 1.0);  // low
+    CHECK(blocks[0][3] == 9.0);  // high
+    double squares = 0.0;
+    for (const double value : expected) squares += (1e-6 * value) * (1e-6 * value);
+    CHECK(blocks[0][4] == doctest::Approx(squares));
     std::remove(path.c_str());
 }
 
-TEST_CASE("the same inputs and seed give sums that two correct runs reproduce, and a wrong one does not") {
+TEST_CASE("the same inputs and seed give block sums that two correct runs reproduce, and a wrong one does not") {
     const cl_test::SavedRunOptions saved;
     const std::vector<double> expected(1000, 0.5);
     std::vector<float> first(1000, 0.5f);
@@ -95,49 +126,50 @@ TEST_CASE("the same inputs and seed give sums that two correct runs reproduce, a
     second[10] = 0.5000004f;  // within 1e-6 relative
     std::vector<float> forged(1000, 0.5f);
     for (std::size_t i = 0; i < forged.size(); i += 7) forged[i] = 0.0f;
-    std::vector<std::string> runs;
+    std::vector<std::vector<double>> runs;
     for (const auto* got : {&first, &second, &forged}) {
         const std::string path = "test_output_dump_run" + std::to_string(runs.size()) + ".jsonl";
         const DumpTo dump(path);
         cl::run_options().seed = 99;
         const cl::OutputDumpScope scope("check 3");
         (void)cl::compare(expected, *got, cl::Tolerance{.absolute = 0.0, .relative = 1e-6});
-        runs.push_back(read_file(path));
+        runs.push_back(blocks_of(read_file(path)).at(0));
         std::remove(path.c_str());
     }
-    const double allowed = 2.0 * field(runs[0], "tolerance");
-    const auto sums = [](const std::string& line) {
-        const std::size_t at = line.find("\"sums\": [") + 9;
-        const std::size_t comma = line.find(", ", at);
-        return std::pair{std::stod(line.substr(at)), std::stod(line.substr(comma + 2))};
-    };
-    CHECK(std::fabs(sums(runs[0]).first - sums(runs[1]).first) <= allowed);
-    CHECK(std::fabs(sums(runs[0]).second - sums(runs[1]).second) <= allowed);
-    CHECK(std::fabs(sums(runs[0]).first - sums(runs[2]).first) + std::fabs(sums(runs[0]).second - sums(runs[2]).second) >
-          allowed);
+    const double allowed = 2.0 * std::sqrt(runs[0][4]);  // grading/dumps.py
+    CHECK(std::fabs(runs[0][0] - runs[1][0]) <= allowed);
+    CHECK(std::fabs(runs[0][1] - runs[1][1]) <= allowed);
+    CHECK(std::fabs(runs[0][0] - runs[2][0]) + std::fabs(runs[0][1] - runs[2][1]) > allowed);
+    CHECK(runs[2][2] == 0.0);  // the forged outputs' smallest
 }
 
-TEST_CASE("a timed run's record holds a sample of its outputs at places drawn from the seed") {
+TEST_CASE("a timed run's record has at most 32 blocks of at least 4096 outputs, in order") {
     const cl_test::SavedRunOptions saved;
-    const std::string path = "test_output_dump_samples.jsonl";
+    const std::string path = "test_output_dump_blocks.jsonl";
     const DumpTo dump(path);
     cl::run_options().seed = 99;
-    std::vector<float> outputs(1000);
-    for (std::size_t i = 0; i < outputs.size(); ++i) outputs[i] = static_cast<float>(i);
+    std::vector<float> small(10000);
+    for (std::size_t i = 0; i < small.size(); ++i) small[i] = static_cast<float>(i);
+    std::vector<float> large(200000, 1.0F);
     {
         const cl::OutputDumpScope scope("time 3 run 7");
-        cl::dump_host_outputs(std::span<const float>(outputs), {1e-3, 1e-5});
+        cl::dump_host_outputs(std::span<const float>(small), {1e-3, 1e-5});
+        cl::dump_host_outputs(std::span<const float>(large), {1e-3, 0.0});
     }
     const std::vector<std::string> lines = lines_of(read_file(path));
-    REQUIRE(lines.size() == 1);
+    REQUIRE(lines.size() == 2);
     CHECK(lines[0].find("\"key\": \"time 3 run 7\"") != std::string::npos);
-    const std::size_t at = lines[0].find("\"samples\": [[0, 0, ");
-    REQUIRE(at != std::string::npos);  // the first element is always sampled
-    CHECK(lines[0].find("[999, 999, ") != std::string::npos);  // and the last
-    std::size_t samples = 0;
-    for (std::size_t p = lines[0].find('[', at + 12); p != std::string::npos; p = lines[0].find('[', p + 1)) ++samples;
-    CHECK(samples == static_cast<std::size_t>(cl::kDumpSamples));
-    cl::run_options().seed = 0;
+    const std::vector<std::vector<double>> small_blocks = blocks_of(lines[0]);
+    REQUIRE(small_blocks.size() == 3);  // 4096 + 4096 + 1808
+    CHECK(small_blocks[0][2] == 0.0);
+    CHECK(small_blocks[0][3] == 4095.0);
+    CHECK(small_blocks[2][2] == 8192.0);
+    CHECK(small_blocks[2][3] == 9999.0);
+    const double last_allowed = 1808 * 1e-6;  // (1e-3)^2 each, the relative part aside
+    CHECK(small_blocks[2][4] >= last_allowed);
+    CHECK(field(lines[1], "block") == 6250.0);  // 200000 / 32
+    CHECK(blocks_of(lines[1]).size() == cl::kOutputBlocksMax);
+    CHECK(blocks_of(lines[1])[31][4] == doctest::Approx(6250 * 1e-6));
     std::remove(path.c_str());
 }
 

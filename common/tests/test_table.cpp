@@ -49,3 +49,17 @@ TEST_CASE("median of odd and even counts") {
     CHECK(cl::median({}) == 0.0);
     CHECK(cl::format_ms(0.351234) == "0.3512 ms");
 }
+
+TEST_CASE("an open step shows its author's design words beside its name, and only an open step") {
+    constexpr cl::CatalogueStep open{"4", "open: transpose with no bank conflicts", 4, true};
+    constexpr cl::CatalogueStep given{"3", "shared-memory tile", 3, false};
+    cl::PerfTable table("t", "p", {"r", 1.0, "GB/s"}, "GB/s");
+    table.add_row(cl::step_info(given, "ignored"), {cl::Status::passed, ""}, 1.0, 0.5);
+    table.add_row(cl::step_info(open, "tiles\t of\x7f 33 \xc3\xa9"), {cl::Status::passed, ""}, 1.0, 0.9);
+    table.add_row(cl::step_info(open, ""), {cl::Status::passed, ""}, 1.0, 0.9);
+    const std::string text = table.render(false);
+    CHECK(text.find("open: transpose with no bank conflicts (design: tiles of 33)") != std::string::npos);
+    CHECK(text.find("ignored") == std::string::npos);
+    CHECK(cl::step_info(open, nullptr).design.empty());
+    CHECK(cl::design_words(std::string(100, 'x').c_str()).size() == cl::kDesignLength);
+}

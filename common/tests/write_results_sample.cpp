@@ -2,7 +2,7 @@
 // Writes the results file of a made-up run to argv[1], for coursemodel/tests/test_results.py, which
 // reads it with the course's one reader of results files and checks it field by field: a step with
 // quotes, tabs and a control character in its text, a timed step with two variants, a step that
-// failed, and a roof whose value is not finite.
+// failed (an open step with its author's design words), and a roof whose value is not finite.
 #include "options.hpp"
 #include "results.hpp"
 
@@ -42,7 +42,11 @@ int main(int argc, char** argv) {
         results.record_correctness(one, {cl::Status::passed, ""});
         results.record_perf(one, timed(2.0, 1350.25, 45.5, "128 threads"));
         results.record_perf(one, timed(0.25, 2700.5, 90.5, "256 threads"));
-        results.record_correctness({"2a", "two", 2}, {cl::Status::wrong, "wrong at index 3\nthen"});
+        // An open step whose author named a design: spaces folded, a control and a non-ASCII byte
+        // dropped, cut at kDesignLength characters.
+        const cl::StepInfo two = cl::step_info(cl::CatalogueStep{"2a", "two", 2, true},
+                                               "  tiles  of\x01 32 \xc3\xa9 by 33, and a very long tail after it");
+        results.record_correctness(two, {cl::Status::wrong, "wrong at index 3\nthen"});
         results.write(argv[1]);
     } catch (const std::exception& error) {
         fmt::print(stderr, "write_results_sample: {}\n", error.what());

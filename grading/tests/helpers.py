@@ -106,8 +106,8 @@ if dump_path and suite == "correctness" and fault != "nodump":
             if entry["correctness"]["status"] != "passed" or dump.get(sid) == "none":
                 continue
             shift = 1000.0 if dump.get(sid) == "wrong" else 0.0
-            out.write(json.dumps({{"key": "check " + sid, "n": 0, "count": 100, "sums": [seed % 997 + int(sid) + shift,
-                      seed % 991 - shift], "tolerance": 0.5, "magnitude": 1000.0, "non_finite": 0}}) + "\n")
+            out.write(json.dumps({{"key": "check " + sid, "n": 0, "count": 100, "block": 4096, "non_finite": 0,
+                      "blocks": [[seed % 997 + int(sid) + shift, seed % 991 - shift, 0.0, 1.0, 0.25]]}}) + "\n")
 timed = spec.get("timed", {{}})  # step -> "memo" (replays run 0's outputs) or "none" (records nothing)
 if dump_path and suite == "perf" and fault != "nodump":
     with open(dump_path, "w") as out:
@@ -119,10 +119,9 @@ if dump_path and suite == "perf" and fault != "nodump":
                 inputs = 0 if timed.get(sid) == "memo" else run
                 value = float(seed % 997 + 10 * inputs + int(sid))
                 out.write(json.dumps({{"key": "time " + sid + " run " + str(run), "n": 0, "count": 100,
-                          "sums": [value, -value], "tolerance": 0.5, "magnitude": 1000.0, "non_finite": 0,
-                          "samples": [[0, value, 0.01], [99, 2 * value, 0.01]]}}) + "\n")
+                          "block": 4096, "non_finite": 0, "blocks": [[value, -value, 0.0, 2 * value, 0.25]]}}) + "\n")
 results = {{"schema": "cuda-labs-results/1", "lab": spec.get("lab", "01-fake"),
-           "seed": seed + (1 if fault == "wrongseed" else 0), "device": "Fake GPU", "skipped": "",
+           "seed": seed + (1 if fault == "wrongseed" else 0), "device": " ".join(["Fake GPU", *os.environ.get("CUDA_VISIBLE_DEVICES", "").split()]), "skipped": "",
            "problem": "fake", "roof": spec.get("roof"), "steps": steps}}
 with open(results_path, "w") as out:
     json.dump(results, out)

@@ -39,6 +39,14 @@ class LabBuild:
         if setup.returncode != 0:
             raise RuntimeError(f"meson setup failed: {setup.stdout[-800:]}")
         self.entries = objcheck.compile_entries((self.folder / "compile_commands.json").read_text())
+        # The headers the build generates from each lab.json (its step catalogue): every compile needs them.
+        listed = subprocess.run(["ninja", "-C", str(self.folder), "-t", "targets", "all"], capture_output=True,
+                                text=True).stdout
+        generated = [line.split(":")[0] for line in listed.splitlines() if line.split(":")[0].endswith("_steps.hpp")]
+        if generated:
+            made = subprocess.run(["ninja", "-C", str(self.folder), *generated], capture_output=True, text=True)
+            if made.returncode != 0:
+                raise RuntimeError(f"ninja failed on the generated headers: {made.stdout[-1500:]}")
         if link:
             targets = [f"labs/{lab.name}/{lab.harness}" for lab in labs]
             built = subprocess.run(["ninja", "-C", str(self.folder), f"-j{WORKERS}", *targets], capture_output=True,

@@ -9,7 +9,7 @@ from unittest import mock
 
 from grading import grade as grade_module
 from grading import outputs
-from grading.config import Config
+from grading.config import Config, catalogue_rules
 from grading.grade import Grader, Reference
 from grading.seeds import Seeds
 from grading.tests.helpers import TempDirTest, fake_starter, fake_build, make_fake_course, sandbox_for_tests
@@ -126,6 +126,21 @@ class FakeGradeTest(FakeGradeBase):
         self.assertEqual((lab.state, lab.score), ("not_graded", 0.0))
         self.assertIn("not graded: no GPU", lab.reason)
 
+    def test_without_a_reference_run_the_steps_and_rules_come_from_the_lab_catalogue(self):
+        lab_json = self.course.root / "labs" / "01-fake" / "lab.json"
+        data = {key: value for key, value in json.loads(lab_json.read_text()).items() if key != "open_steps"}
+        data["steps"] = [{"id": "1", "name": "first", "section": 1, "open": False},
+                         {"id": "2", "name": "open: fast", "section": 2, "open": True,
+                          "grading": {"correctness_points": 2}}]
+        lab_json.write_text(json.dumps(data))
+        self.grader.config = Config(self.config_data, lab_rules=catalogue_rules(self.course.root))
+        known = self.grader._steps_known(self.course.labs()[0], None)  # no reference run (no GPU)
+        self.assertEqual([(i, name, rule.correctness_points) for i, name, rule, _ in known],
+                         [("1", "first", 1.0), ("2", "open: fast", 2.0)])
+        with mock.patch.object(Reference, "gpu_works", lambda self, lab: False):
+            lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"correctness": "nogpu"}))
+        self.assertEqual([(s.id, s.correctness_max) for s in lab.steps], [("1", 1.0), ("2", 2.0)])
+
     def test_perf_run_hiding_the_gpu_loses_the_performance_points(self):
         lab = self.lab(student({"1": {"time_ms": 1.0}, "2": {"time_ms": 2.0}}, {"perf": "nogpu"}))
         self.assertEqual((lab.state, lab.score), ("graded", 2.0))
@@ -212,7 +227,7 @@ class WhatTheGraderChecksItselfTest(FakeGradeBase):
         self.assertEqual([s.correctness_status for s in lab.steps], ["wrong", "wrong"])
         self.assertIn("the grader's check of its outputs against the reference solution's on the same inputs failed: "
                       "its run recorded no outputs", lab.steps[0].reasons[0])
-        self.assertIn("sums of the outputs", lab.steps[1].reasons[0])
+        self.assertIn("signed sums", lab.steps[1].reasons[0])
         self.assertEqual(len([f for f in lab.review_flags if "reported as passed" in f]), 2)
         lab = self.lab(student(steps, {"correctness": "nodump"}))
         self.assertEqual(lab.score, 0.0)

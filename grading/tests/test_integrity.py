@@ -2,7 +2,7 @@
 """The integrity check (grading/integrity.py, objcheck.py, sourcecheck.py, elf.py).
 
 With real builds (meson, ninja, nvcc; GRADING_SKIP_BUILDS=1 skips them): lab 01's starter is built
-whole, every student file of fixtures.OBJECT_CASES (attacks of each class, and honest variants)
+whole, every student file of fixture_cases.OBJECT_CASES (attacks of each class, and honest variants)
 is compiled and linked into the harness as the lab's build does, and the checks must refuse each
 attack naming what it does and accept every honest variant and the reference solution; every
 lab's starter and solution files are compiled and the solutions must pass (object and source).
@@ -21,7 +21,7 @@ from pathlib import Path
 from grading import elf, integrity, objcheck, safeio, sourcecheck
 from grading.course import Course, Lab
 from grading.elf import ElfError
-from grading.fixtures import OBJECT_CASES, object_case_source
+from grading.tests.fixture_cases import OBJECT_CASES, object_case_source
 from grading.tests.helpers import REPO, TempDirTest
 from grading.tests.realbuild import TOOLS, WORKERS, LabBuild, LocalTools
 

@@ -11,9 +11,9 @@ from grading.seeds import perf_seed
 from grading.tests.test_grade_fake import FAKE_CONFIG, FakeGradeBase, student
 
 
-def record(key, value, samples=None, tolerance=0.5):
-    samples = samples if samples is not None else [(0, value, 0.01), (99, 2 * value, 0.01)]
-    return dumps.Record(key, 0, 100, (value, -value), tolerance, 1000.0, 0, tuple(samples))
+def record(key, value, allowed_squares=0.25, high=None):
+    block = dumps.Block((value, -value), 0.0, 2 * value if high is None else high, allowed_squares)
+    return dumps.Record(key, 0, 100, dumps.block_size(100), 0, (block,))
 
 
 class TimedDumpTest(unittest.TestCase):
@@ -22,17 +22,21 @@ class TimedDumpTest(unittest.TestCase):
         theirs = {"time 3 run 0": [record("time 3 run 0", 5.0)], "time 3 run 1": [record("time 3 run 1", 7.0)]}
         self.assertEqual(dumps.check_timed("3", mine, theirs), "")
 
-    def test_a_replayed_run_is_caught_by_its_samples(self):
-        # the sums agree (a memo can fake two numbers) but one sampled output is another input's
+    def test_a_replayed_run_is_caught_by_its_sums(self):
         theirs = {"time 3 run 1": [record("time 3 run 1", 7.0)]}
-        mine = {"time 3 run 1": [record("time 3 run 1", 7.0, [(0, 7.0, 0.01), (99, 12.0, 0.01)])]}
+        mine = {"time 3 run 1": [record("time 3 run 1", 5.0, high=14.0)]}
         why = dumps.check_timed("3", mine, theirs)
-        self.assertIn("output 99 is 12 where the reference solution's is 14", why)
+        self.assertIn("time 3 run 1: outputs 0 to 99 (block 1 of 1): signed sums 2 apart, at most 1 allowed", why)
+
+    def test_the_extremes_are_held_to_the_reference(self):
+        theirs = {"time 3 run 1": [record("time 3 run 1", 7.0)]}
+        mine = {"time 3 run 1": [record("time 3 run 1", 7.0, high=9.0)]}
+        self.assertIn("largest output 9 where the reference solution's is 14", dumps.check_timed("3", mine, theirs))
 
     def test_the_students_own_allowance_is_not_used(self):
         theirs = {"time 3 run 1": [record("time 3 run 1", 7.0)]}
-        mine = {"time 3 run 1": [record("time 3 run 1", 7.0, [(0, 7.0, 1e9), (99, 15.0, 1e9)], tolerance=1e9)]}
-        self.assertIn("output 99", dumps.check_timed("3", mine, theirs))
+        mine = {"time 3 run 1": [record("time 3 run 1", 9.0, allowed_squares=1e18, high=14.0)]}
+        self.assertIn("signed sums", dumps.check_timed("3", mine, theirs))
 
     def test_a_missing_or_extra_timed_run_is_caught(self):
         theirs = {"time 3 run 0": [record("time 3 run 0", 5.0)], "time 3 run 1": [record("time 3 run 1", 7.0)]}
@@ -46,14 +50,27 @@ class TimedDumpTest(unittest.TestCase):
         mine = {"time 3 run 0": [record("time 3 run 0", 5.0)]}
         self.assertEqual(dumps.check_timed("3", mine, theirs), "")
 
-    def test_samples_parse_and_bad_samples_are_refused(self):
-        good = (b'{"key": "time 1 run 0", "n": 0, "count": 3, "sums": [1, 2], "tolerance": 1, "magnitude": 3, '
-                b'"non_finite": 0, "samples": [[0, 1.5, 0.1], [2, null, 0.1]]}\n')
+    def test_blocks_parse_and_bad_records_are_refused(self):
+        good = (b'{"key": "time 1 run 0", "n": 0, "count": 3, "block": 4096, "non_finite": 1, '
+                b'"blocks": [[1.5, -0.5, 0.25, null, 1e-6]]}\n')
         parsed, problem = dumps.parse(good)
         self.assertEqual(problem, "")
-        self.assertEqual(parsed["time 1 run 0"][0].samples[0], (0, 1.5, 0.1))
-        bad = good.replace(b'"samples": [[0, 1.5, 0.1], [2, null, 0.1]]', b'"samples": {"a": 1}')
-        self.assertEqual(dumps.parse(bad)[1], "the output dump is not well-formed")
+        block = parsed["time 1 run 0"][0].blocks[0]
+        self.assertEqual((block.sums, block.low, block.allowed_squares), ((1.5, -0.5), 0.25, 1e-6))
+        self.assertTrue(dumps.math.isnan(block.high))
+        for bad in (good.replace(b'[[1.5, -0.5, 0.25, null, 1e-6]]', b'{"a": 1}'),
+                    good.replace(b'[[1.5, -0.5, 0.25, null, 1e-6]]', b'[[1.5, -0.5, 0.25]]'),
+                    good.replace(b'"block": 4096', b'"block": -1'),
+                    good.replace(b'[[1.5, -0.5, 0.25, null, 1e-6]]', b'[' + b', '.join([b'[0, 0, 0, 0, 0]'] * 33) + b']'),
+                    # the record of an earlier harness (two sums over all outputs) is not read as blocks
+                    b'{"key": "time 1 run 0", "n": 0, "count": 3, "sums": [1, 2], "tolerance": 1, "magnitude": 3, '
+                    b'"non_finite": 0}\n'):
+            self.assertEqual(dumps.parse(bad)[1], "the output dump is not well-formed", bad)
+
+    def test_a_record_cut_into_other_blocks_is_refused(self):
+        theirs = record("time 1 run 0", 1.0)
+        mine = dumps.Record("time 1 run 0", 0, 100, 50, 0, theirs.blocks * 2)
+        self.assertIn("blocks of 50 outputs", dumps.differs(mine, theirs))
 
 
 class UnrecordedStepsTest(unittest.TestCase):
