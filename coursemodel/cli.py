@@ -151,7 +151,8 @@ def lab_parser() -> argparse.ArgumentParser:
         "Options it does not know go to the harness (e.g. -ts=perf: only the table).")
     parser.add_argument("lab", help="the lab, e.g. 01-matadd")
     parser.add_argument("--step", help="only step N: its check, then its row of the table")
-    parser.add_argument("--seed", type=int, help="the same inputs as an earlier run (its seed is printed at the top)")
+    parser.add_argument("--seed", type=seed_value,
+                        help="the same inputs as an earlier run (its seed is printed at the top)")
     parser.add_argument("--sanitize", action="store_true",
                         help="your lab's checks under compute-sanitizer: memcheck, racecheck, synccheck")
     parser.add_argument("--solution", action="store_true", help="the reference solution instead (instructors' edition)")
@@ -159,6 +160,29 @@ def lab_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(name) is not None:
             importlib.import_module(name).add_arguments(parser.add_argument_group(f"elsewhere ({name})"))
     return parser
+
+
+SEED_MAX = (1 << 64) - 1  # the harness reads a seed as a 64-bit unsigned number (common/options.cpp)
+
+
+def seed_value(text: str) -> int:
+    """--seed: a whole number the harness can take, refused here, before any build."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a seed: a whole number from 0 to {SEED_MAX}")
+    return value
+
+
+def check_step(course: Course, lab: labs.Lab, step: str | None) -> None:
+    """--step: one of the steps of the lab's sheet, refused here, before any build."""
+    if step is None:
+        return
+    known = [number for number, _ in sheets.sheet_steps(course.root, lab.name)]
+    if known and step not in known:
+        raise UsageError(f"{lab.name} has no step '{step}'; its lab sheet's steps: {' '.join(known)}")
 
 
 def shell_status(run: subprocess.CompletedProcess) -> int:
@@ -187,6 +211,7 @@ def run_lab(course: Course, argv: list[str]) -> int:
     flavour = "solution" if args.solution else "starter"
     if args.solution and not course.has_solutions:
         raise UsageError("this is the student edition: it has no solutions/")
+    check_step(course, lab, args.step)
     args.harness_args = list(harness_args)
     for name in RUN_ELSEWHERE:
         if importlib.util.find_spec(name) is not None:

@@ -43,6 +43,11 @@ OUTPUT_SECONDS = 1  # how often the job's output file is read while it runs
 STATUS_FILE_WAIT_SECONDS = 30  # a shared file system may show the node's last writes late
 # Slurm's time limits: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS
 TIME_LIMIT = re.compile(r"^(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2})$")
+# What sbatch says where no cluster is configured (no slurm.conf, and none to fetch: its DNS SRV
+# lookups fail), and where the configured controller does not answer.
+NO_CLUSTER = ("could not establish a configuration source", "fetch_config", "resolve_ctls_from_dns_srv",
+              "_establish_config_source")
+NO_CONTROLLER = ("unable to contact slurm controller",)
 ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
          "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT")
 WHY_ENDED = {
@@ -182,6 +187,14 @@ def submit(argv: list[str], script: str) -> str:
         raise SlurmError(f"cannot run sbatch: {error}", 1) from error
     if done.returncode != 0:
         message = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}")
+        lowered = message.lower()
+        if any(sign in lowered for sign in NO_CLUSTER):
+            raise SlurmError("no Slurm cluster is configured on this machine: sbatch is installed, but it finds no "
+                             "slurm.conf and no Slurm controller. Run `./lab NN-name --slurm` on your cluster's "
+                             "login node (docs/where-to-run.md), or without --slurm to run here", 1)
+        if any(sign in lowered for sign in NO_CONTROLLER):
+            raise SlurmError("the Slurm controller does not answer (sbatch: \"unable to contact slurm controller\"): "
+                             "the cluster may be down or in maintenance; try again later, or ask its administrators", 1)
         raise SlurmError(f"Slurm refused the job:\n{message}\n(the command: {shlex.join(argv)})", 1)
     job = done.stdout.strip().split(";")[0]
     if not job.isdigit():

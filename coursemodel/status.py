@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import answers_template, labs, results
+from . import answer_count, answers_template, labs, results, sheets
 from .sheets import sheet_steps
 
 SCHEMA = "cuda-labs-progress/1"
@@ -128,23 +128,40 @@ def answers_line(root: Path, lab: str) -> str | None:
     rel = state["file"].relative_to(root).as_posix()
     if state["missing"]:
         return f"answers: 0 of {state['total']} ({rel} is missing)"
-    return (f"answers: {state['complete']} of {state['total']} ({rel}; "
-            f"{state['predicted']} of {state['total']} with a prediction)")
+    counted = count_answers(root, lab, state["file"])
+    return (f"answers: {counted.complete} of {counted.total} ({rel}; "
+            f"{counted.predicted} of {counted.total} with a prediction)")
+
+
+def count_answers(root: Path, lab: str, path: Path) -> answer_count.Count:
+    """The answers file counted as the grader counts it (coursemodel.answer_count): each core
+    question of the sheet once."""
+    try:
+        questions = sheets.core_questions((root / "labs" / lab / "README.md").read_text(encoding="utf-8"))
+    except OSError:
+        questions = []
+    try:
+        parsed = answers_template.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        parsed = []
+    return answer_count.count(parsed, questions)
 
 
 def remind(lab: str, progress_path: Path, root: Path) -> int:
     """Prints, once per lab, that the lab's answers file still has empty predictions."""
     root = root.resolve()
     state = answers_template.state(root, lab)
-    if state is None or state["total"] == 0 or state["predicted"] >= state["total"]:
+    counted = count_answers(root, lab, state["file"]) if state is not None and not state["missing"] else None
+    if state is None or state["total"] == 0 or (counted is not None and counted.predicted >= counted.total):
         return 0
     data = load_progress(progress_path)
     entry = data["labs"].setdefault(lab, {"steps": {}, "order": []})
     if entry.get("answers_reminded"):
         return 0
     rel = state["file"].relative_to(root).as_posix()
-    empty = state["total"] - state["predicted"]
-    print(f"==> Predict before you measure: {rel} has {empty} of {state['total']} core questions without a "
+    total = counted.total if counted is not None else state["total"]
+    empty = total - (counted.predicted if counted is not None else 0)
+    print(f"==> Predict before you measure: {rel} has {empty} of {total} core questions without a "
           f"prediction.\n    Write each prediction before you run its experiment, then fill in 'After measuring'; "
           f"you hand the file in.\n    (Said once per lab; `./lab status` counts your answers.)")
     entry["answers_reminded"] = now()

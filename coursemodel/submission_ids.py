@@ -9,7 +9,8 @@ Ids are compared without regard to case (two folders that differ in case only ar
 some file systems). Entries whose ids collide (`alice/`, `alice.zip` and `alice.tar.xz`), or that
 would take a name the caller reserves for its own outputs, are all kept, under ids made unique
 (`alice`, `alice-2`, `alice-3`); a made-up id never takes the plain id of another entry. Each
-such entry carries a note that says so.
+such entry carries a note that says so, as does an entry whose name holds a control character (a
+tab or a line break: a run's manifest lists it escaped, and its id is safe like every id).
 
 The order is the entries' names as bytes, hidden entries (a leading '.') left out: the same
 folder always gives the same indexes and ids.
@@ -27,6 +28,7 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
 ID_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]")
 MAX_ID_LENGTH = 200  # room for a "-N" under the file systems' 255-byte names
 FALLBACK_ID = "submission"
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,26 @@ def assign(paths: list[Path], reserved: set[str] | frozenset[str] = frozenset())
             note = f"the name {shown_name(path)!r} gives the same id as {others}: graded as '{unique}'"
         elif unique != sid:
             note = f"the name {shown_name(path)!r} is one the grader's own outputs use: graded as '{unique}'"
+        elif CONTROL_CHARACTERS.search(shown_name(path)):
+            note = control_note(path, unique)
         result.append(SubmissionId(index, unique, Path(path), note))
     return result
+
+
+def control_note(path: Path, sid: str) -> str:
+    return (f"the name {shown_name(path)!r} holds a control character (a tab, a line break...): graded as "
+            f"'{sid}'")
+
+
+def note_for(path: Path, sid: str) -> str:
+    """The note an entry graded as `sid` needs, from its path and id alone (a Slurm task knows only
+    its manifest line): '' where `sid` is the entry's plain id and its name is plain."""
+    if sid.lower() != plain_id(path).lower():
+        return (f"the name {shown_name(path)!r} gives the id '{plain_id(path)}', which another submission or the "
+                f"grader's own outputs take: graded as '{sid}'")
+    if CONTROL_CHARACTERS.search(shown_name(path)):
+        return control_note(path, sid)
+    return ""
 
 
 def of_folder(folder: Path, reserved: set[str] | frozenset[str] = frozenset()) -> list[SubmissionId]:

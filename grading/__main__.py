@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 """python3 -m grading {grade,gradebook,ids,collect,similarity,verify-course,export-student,build-reference,
-make-fixtures,progress}
+make-fixtures,progress,review}
 
 See docs/grading.md. Exit status of `grade`: 0 graded (and at or above --pass-at), 1 graded but
 below --pass-at, 2 the grader could not work (bad arguments, course, configuration, sandbox),
-3 incomplete: some lab could not be graded (no GPU, the reference failed); no points for it.
+3 incomplete: some lab could not be graded (no GPU, the reference failed); no points for it;
+128 + N: stopped by signal N (143: SIGTERM, as Slurm sends at a time limit or scancel; 130: Ctrl-C),
+after the cleanup a finished grading does (runs killed, tmpfs unmounted, scratch removed), with
+the submissions graded so far kept (a folder run: in its gradebook).
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from coursemodel import submission_ids
+from coursemodel import sanitizers, submission_ids
+from coursemodel.build import DEFAULT_GPU_ARCH
 
-from . import collect, outputs
+from . import collect, outputs, workers
 from .config import Config, ConfigError
 from .course import Course, CourseError
 from .export import ExportError, export
-from .sandbox import Sandbox, SandboxError
+from .sandbox import Sandbox, SandboxError, Stopped, restore_signals, stop_on_signals
 from .seeds import Seeds
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -96,7 +100,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="the instructor's course tree, with solutions/ (default: this checkout)")
     parser.add_argument("--config", type=Path, help="grading configuration (default: COURSE/grading/grading.json)")
     parser.add_argument("--labs", help="comma-separated lab names (default: every lab with a lab.json)")
-    parser.add_argument("--gpu-arch", default="auto", help="meson's gpu_arch (default auto: the GPU present)")
+    parser.add_argument("--gpu-arch", default=DEFAULT_GPU_ARCH,
+                        help=f"meson's gpu_arch (default {DEFAULT_GPU_ARCH}: the GPU present)")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -109,6 +114,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     what = g.add_mutually_exclusive_group(required=True)
     what.add_argument("--submission", type=Path, help="a folder or a .zip/.tar.gz archive")
     what.add_argument("--submissions", type=Path, help="a folder of submissions (one per entry)")
+    what.add_argument("--from-manifest", type=Path, metavar="SUBMISSIONS_TSV",
+                      help="the submission of --index in a run's submissions.tsv, under its id (a Slurm array task)")
+    g.add_argument("--index", type=int, help="with --from-manifest: the submission's index")
+    g.add_argument("--claim", action="store_true", help=argparse.SUPPRESS)  # a --gpus worker: --from-manifest's
+    # entries that no other worker has taken, one at a time
+    g.add_argument("--gpus", metavar="LIST|all",
+                   help="with --submissions: grade across these GPUs of this host (e.g. 0,1; all: every GPU), one "
+                        "worker each; the reference is built once and timed on each GPU")
     g.add_argument("--out", type=Path, required=True, help="output folder")
     g.add_argument("--id", help="the submission's id (default: its file name)")
     g.add_argument("--seed", type=int, help="a fixed seed (debugging a regrade only)")
@@ -142,7 +155,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     c.add_argument("out", type=Path, help="the run's output folder (submit.sh's OUT_DIR, or grade's --out)")
 
     m = sub.add_parser("similarity", help="copy detection across a run's submissions (Dolos): similarity.md and "
-                                          "similarity.json beside the gradebook, for the instructors")
+                                          "similarity.json beside the gradebook, for the instructors (exit status "
+                                          "3 where it could not run: Node.js or Dolos missing)")
     _common(m)
     m.add_argument("out", type=Path, help="the run's output folder, with its submissions.tsv")
 
@@ -171,25 +185,38 @@ def parse(argv: list[str]) -> argparse.Namespace:
     f.add_argument("--course", type=Path, default=DEFAULT_COURSE)
     f.add_argument("--out", type=Path, required=True)
     f.add_argument("--gpu", action="store_true", help="also the lab 01 GPU cases (wrong, out of bounds, hang, NaN)")
+    from . import review
+    review.add_parser(sub)  # the written answers' review page for the TAs, and its marks read back
     return parser.parse_args(argv)
 
 
 def load(args) -> tuple[Course, Config, list]:
     course = Course(args.course)
-    config = Config.load(args.config or course.root / "grading" / "grading.json")
+    config = Config.load(args.config or course.root / "grading" / "grading.json", course.root)
     labs = course.select([n.strip() for n in args.labs.split(",") if n.strip()] if getattr(args, "labs", None) else None)
     return course, config, labs
 
 
 def cmd_grade(args) -> int:
     from . import grade as grade_module
-    from .grade import Grader, Reference, SubmissionGrade, log
-    from .sandbox import Sandbox as _Sandbox
-    from .scoring import NOT_GRADED, LabGrade
+    from .grade import Grader, Reference, log
     grade_module.VERBOSE = args.verbose or sys.stderr.isatty()
+    if args.from_manifest is not None and (args.index is None) == (not args.claim):
+        raise ValueError("--from-manifest takes --index N (one submission) or --claim (a --gpus worker)")
+    if args.from_manifest is None and (args.index is not None or args.claim):
+        raise ValueError("--index and --claim go with --from-manifest")
+    gpus = workers.parse_gpus(args.gpus) if args.gpus else []
+    if gpus and args.submissions is None:
+        raise ValueError("--gpus grades a folder across GPUs: give --submissions")
+    entry = collect.entry_of(args.from_manifest, args.index) if args.index is not None else None
     course, config, labs = load(args)
     if not labs:
         raise CourseError("no labs to grade")
+    without = [lab.name for lab in labs if not course.has_solutions(lab)]
+    if without:
+        raise CourseError(f"{course.root} has no solutions/ for {', '.join(without)}: the grader times and checks "
+                          "every submission against the reference solutions; give --course the instructors' course "
+                          "tree, not the student edition")
     seeds = Seeds(fixed=args.seed) if args.seed is not None else Seeds(
         key=args.seed_key.read_bytes().strip() if args.seed_key else None)
     sandbox = Sandbox.from_config(config, use_bwrap=not args.no_sandbox).prepare()
@@ -209,69 +236,158 @@ def cmd_grade(args) -> int:
             if folder.exists() and not os.stat(folder).st_mode & 0o001:
                 raise ValueError(f"the scratch folder {scratch_root} is not reachable by the sandbox's user ({folder} "
                                  "has no x permission for others): use --scratch on a path every user can traverse")
-    if config.sanitizers["tools"] and _Sandbox._which("compute-sanitizer") is None:
+    if config.sanitizers["tools"] and sanitizers.find_sanitizer() is None:
         raise ValueError("compute-sanitizer (CUDA toolkit) is not installed: install it, or set sanitizers.tools to "
                          "[] in the configuration to grade without it")
     for warning in sandbox.warnings:
         log(f"WARNING: {warning}")
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="grading-", dir=args.scratch))
+    handlers = stop_on_signals()  # from here on, SIGTERM and SIGINT end the grading the way a finished one ends
+    grades, refused, stopped = [], [], None
     try:
         os.chmod(scratch, 0o711)  # the unprivileged user may pass through, not list
         reference_dir = reference_dir or scratch / "reference"
         reference_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(reference_dir, 0o700)
         reference = Reference(course, reference_dir, sandbox, config, args.gpu_arch)
-        grader = Grader(course, config, sandbox, reference, seeds, args.gpu_arch, scratch, args.keep_scratch)
-        refused: list[tuple[str, str]] = []
-        if args.submission is not None:
+        listed = []
+        if entry is not None:
+            items = [(args.id or entry.id, entry.path, out, entry.note)]
+        elif args.from_manifest is not None:  # a worker of --gpus: the entries no other worker has claimed
+            manifest = collect.read_manifest(args.from_manifest)
+            items = workers.claimed(manifest, out)
+        elif args.submission is not None:
             items = [(args.id or submission_id(args.submission), args.submission, out, "")]
         else:
             # This run's submissions, recorded before any is graded: the gradebook holds these only.
             listed = submission_ids.of_folder(args.submissions, RESERVED_OUTPUTS)
-            collect.write_manifest(out / collect.MANIFEST, listed, strict=False)
+            collect.write_manifest(out / collect.MANIFEST, listed)
             items = [(item.id, item.path, out / item.id, item.note) for item in listed]
-        progress = Progress(len(items))
-        grades = []
-        for sid, path, out_dir, note in items:
-            if note:
-                log(f"WARNING: {note}")
-            forget_earlier_grade(out_dir)
-            try:  # one submission never stops the batch
-                grade = grader.grade(path, sid, labs, out_dir / "logs", progress=progress.lab_done)
-                if note:
-                    grade.warnings.insert(0, note)
-                outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
-            except Exception as error:
-                log(f"grader error on {sid}: {error!r}")
-                grade = SubmissionGrade(sid, str(path), sandbox=sandbox.describe(), warnings=[note] if note else [],
-                                        labs=[LabGrade(lab.name, lab.title, NOT_GRADED, f"grader error: {error!r}")
-                                              for lab in labs])
-                try:
-                    outputs.write_all(grade, out_dir, config, args.gradescope_results if args.submission else None)
-                except Exception as again:
-                    refused.append((sid, f"not graded: grader error {again!r}"))
-                    continue
-            grades.append(grade)
-            progress.submission_done(sid, grade.score, grade.max_score)
+        try:
+            if gpus:
+                outcome = workers.grade_on_gpus(gpus, out, listed, reference, labs, worker_argv(args, reference_dir),
+                                                log)
+                refused += outcome.refused
+                stopped = outcome.stopped
+                if stopped is not None:
+                    log(f"stopped by {stopped.name}: each worker stopped the way a finished grading ends; the "
+                        f"submissions they finished are kept in {out / collect.GRADEBOOK}")
+            else:
+                grader = Grader(course, config, sandbox, reference, seeds, args.gpu_arch, scratch, args.keep_scratch)
+                gradescope = args.gradescope_results if args.submission else None
+                progress = Progress(len(manifest) if args.claim else len(items))
+                for sid, path, out_dir, note in items:
+                    grade = grade_one(grader, sandbox, config, labs, sid, path, out_dir, note, gradescope, progress,
+                                      log)
+                    if grade is None:
+                        refused.append((sid, "not graded: grader error (see the log)"))
+                    else:
+                        grades.append(grade)
+        except Stopped as stop:
+            stopped = stop
+            where = grader_position(locals().get("grader"))
+            log(f"stopped by {stop.name}{where}: {len(grades)} submission(s) graded before it, kept"
+                + (f" in {out / collect.GRADEBOOK}" if args.submissions is not None else ""))
         for name, why in refused:
             log(f"{name}: {why}")
         if args.submissions is not None:
-            if not args.no_similarity:
+            reasons = dict(refused)
+            if stopped is not None:
+                graded = {g.submission_id for g in grades}
+                reasons.update({item.id: f"not graded: the grading was stopped ({stopped.name}) before it ended"
+                                for item in listed if item.id not in graded and item.id not in reasons})
+            elif not args.no_similarity:
                 similarity_stage(out, listed, course, labs, config, sandbox.reader_identity, log)
-            collect.collect(out, listed, out, dict(refused), out / collect.MANIFEST)
+            gathered = collect.collect(out, listed, out, reasons, out / collect.MANIFEST)
+            if gpus:  # the workers' grades, from their summaries
+                refused += gathered.missing
+                grades = [SummaryGrade(data) for data in gathered.summaries]
     finally:
         if args.keep_scratch:
             log(f"--keep-scratch: the build and run folders are kept in {scratch}")
         else:
             shutil.rmtree(scratch, ignore_errors=True)
+        restore_signals(handlers)
     for grade in grades:
-        print(outputs.one_line(grade), flush=True)
+        if not isinstance(grade, SummaryGrade):  # a worker printed its own
+            print(outputs.one_line(grade), flush=True)
+    if stopped is not None:
+        return stopped.exit_status
     if refused or not all(g.complete for g in grades):
         return EXIT_INCOMPLETE
     if any(g.score < args.pass_at * g.max_score - 1e-9 for g in grades):
         return EXIT_BELOW
     return EXIT_OK
+
+
+class SummaryGrade:
+    """A grade read back from its summary.json (a --gpus worker's): what the exit status reads."""
+
+    def __init__(self, data: dict):
+        self.submission_id = str(data.get("submission", ""))
+        self.score, self.max_score = float(data.get("score") or 0), float(data.get("max_score") or 0)
+        self.complete = bool(data.get("complete"))
+
+
+def grader_position(grader) -> str:
+    """' while grading alice (lab 01-vector-add)', where the grader was when it stopped."""
+    current = getattr(grader, "current", None)
+    return f" while grading {current[0]} (lab {current[1]})" if current else ""
+
+
+def grade_one(grader, sandbox, config, labs, sid, path, out_dir, note, gradescope, progress, log):
+    """One submission, graded and written (report, summary, cost record): its grade, or None where
+    even its error could not be written. A Stopped keeps what was graded of it (the labs finished)."""
+    from .grade import SubmissionGrade
+    from .scoring import NOT_GRADED, LabGrade
+    if note:
+        log(f"WARNING: {note}")
+    forget_earlier_grade(out_dir)
+    start, gpu_start, build_start = time.monotonic(), sandbox.gpu_seconds, sandbox.build_seconds
+
+    def cost(grade) -> None:
+        workers.write_cost(out_dir, sid, time.monotonic() - start, sandbox.gpu_seconds - gpu_start,
+                           sandbox.build_seconds - build_start, grade)
+
+    try:  # one submission never stops the batch
+        grade = grader.grade(path, sid, labs, out_dir / "logs", progress=progress.lab_done)
+        if note:
+            grade.warnings.insert(0, note)
+        outputs.write_all(grade, out_dir, config, gradescope)
+    except Stopped as stop:
+        if stop.grade is not None:  # the labs graded before the stop, the others 'not graded'
+            if note:
+                stop.grade.warnings.insert(0, note)
+            outputs.write_all(stop.grade, out_dir, config, gradescope)
+            cost(stop.grade)
+        raise
+    except Exception as error:
+        log(f"grader error on {sid}: {error!r}")
+        grade = SubmissionGrade(sid, str(path), sandbox=sandbox.describe(), warnings=[note] if note else [],
+                                labs=[LabGrade(lab.name, lab.title, NOT_GRADED, f"grader error: {error!r}")
+                                      for lab in labs])
+        try:
+            outputs.write_all(grade, out_dir, config, gradescope)
+        except Exception as again:
+            log(f"{sid}: not graded: grader error {again!r}")
+            return None
+    cost(grade)
+    progress.submission_done(sid, grade.score, grade.max_score)
+    return grade
+
+
+def worker_argv(args, reference_dir: Path) -> list[str]:
+    """The `grade` arguments of a --gpus worker: this run's, with the shared reference builds."""
+    argv = ["--course", str(args.course), "--gpu-arch", args.gpu_arch, "--reference-dir", str(reference_dir)]
+    for option, value in (("--config", args.config), ("--labs", args.labs), ("--seed", args.seed),
+                          ("--seed-key", args.seed_key), ("--scratch", args.scratch), ("--pass-at", args.pass_at)):
+        if value is not None:
+            argv += [option, str(Path(value).resolve()) if isinstance(value, Path) else str(value)]
+    for flag in ("no_sandbox", "keep_scratch", "verbose"):
+        if getattr(args, flag):
+            argv.append("--" + flag.replace("_", "-"))
+    return argv
 
 
 def similarity_stage(out: Path, items, course, labs, config, reader_of, log) -> None:
@@ -307,7 +423,7 @@ def cmd_ids(args) -> int:
     listed = submission_ids.of_folder(args.submissions.resolve(), RESERVED_OUTPUTS)
     if not listed:
         raise ValueError(f"no submissions in {args.submissions}")
-    text = collect.manifest_bytes(listed, strict=True)
+    text = collect.manifest_bytes(listed)
     sys.stdout.flush()
     if hasattr(sys.stdout, "buffer"):  # the names' bytes as they are (not UTF-8 ones included)
         sys.stdout.buffer.write(text)
@@ -339,9 +455,9 @@ def cmd_similarity(args) -> int:
         names = {str(lab) for summary in graded for lab in (summary.get("labs") or {})}
         labs = [lab for lab in labs if lab.name in names] or labs
     data = similarity.run(out, listed, course, labs, config, out / collect.MANIFEST)
-    if data["status"] != "ran":
+    if data["status"] != "ran":  # a failure to the caller (a script, the Slurm collect job), never to a grade
         print(f"copy detection not run: {data['reason']} (nothing else is affected)", file=sys.stderr)
-        return EXIT_OK
+        return EXIT_INCOMPLETE
     flagged = sum(len(lab["pairs"]) for lab in data["labs"])
     failed = [lab["lab"] for lab in data["labs"] if lab["error"]]
     print(f"{out / collect.SIMILARITY_MD}: {flagged} pair(s) at or above {data['threshold']:g}"
@@ -429,7 +545,7 @@ def cmd_verify(args) -> int:
 
 def cmd_export(args) -> int:
     course = Course(args.course)
-    config = Config.load(args.config or course.root / "grading" / "grading.json")
+    config = Config.load(args.config or course.root / "grading" / "grading.json", course.root)
     files = export(course, config.student_edition_exclude, args.out, edition=args.edition)
     print(f"wrote the {args.edition} student edition ({len(files)} files) to {args.out}")
     return EXIT_OK
@@ -457,7 +573,7 @@ def cmd_build_reference(args) -> int:
 
 
 def cmd_fixtures(args) -> int:
-    from .fixtures import make_basic, make_gpu
+    from .tests.fixture_cases import make_basic, make_gpu
     course = Course(args.course)
     made = make_basic(course, args.out, course.labs())
     if args.gpu:
@@ -467,14 +583,22 @@ def cmd_fixtures(args) -> int:
     return EXIT_OK
 
 
+def cmd_review(args) -> int:
+    from . import review
+    return review.main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     commands = {"grade": cmd_grade, "gradebook": cmd_gradebook, "ids": cmd_ids, "collect": cmd_collect,
                 "similarity": cmd_similarity, "verify-course": cmd_verify,
                 "export-student": cmd_export, "build-reference": cmd_build_reference, "make-fixtures": cmd_fixtures,
-                "progress": cmd_progress}
+                "progress": cmd_progress, "review": cmd_review}
     try:
         return commands[args.command](args)
+    except Stopped as stop:  # before anything was graded (a grading in progress says where it stopped)
+        print(f"grading: stopped by {stop.name}", file=sys.stderr)
+        return stop.exit_status
     except (ConfigError, CourseError, ExportError, SandboxError, OSError, ValueError) as error:
         print(f"grading: error: {error}", file=sys.stderr)
         print(json.dumps({"error": str(error)}), flush=True)

@@ -14,7 +14,7 @@ import codecs
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursemodel import answers_template, sheets
+from coursemodel import answer_count, answers_template, sheets
 
 from . import hours as hours_spent
 from .safeio import CONTROL, clean_text
@@ -57,10 +57,7 @@ class SheetQuestions:
 
     def label_of(self, heading: str) -> str | None:
         """The label of the core question that `## Question <heading>` answers, or None."""
-        for question in self.questions:
-            if question.accepts(heading) or question.accepts(heading.lower()):
-                return question.label
-        return None
+        return answer_count.label_of(self.questions, heading)
 
 
 def core_questions(course_root: Path, lab: str) -> SheetQuestions:
@@ -115,24 +112,13 @@ def read(path: str, data: bytes, size: int, total: "int | SheetQuestions") -> Wr
 
 
 def count_answers(answers: WrittenAnswers, parsed: list[dict], total: "int | SheetQuestions") -> None:
-    """Sets answers' counts from the parsed headings: each core question once, at most the total;
-    duplicates and headings that are no core question go into the notes."""
-    sheet = total if isinstance(total, SheetQuestions) and total.total else None
-    by_question: dict[str, list[dict]] = {}
-    unknown: dict[str, int] = {}
-    for answer in parsed:
-        label = sheet.label_of(answer["label"]) if sheet else answer["label"]
-        if label is None:
-            unknown[answer["label"]] = unknown.get(answer["label"], 0) + 1
-        else:
-            by_question.setdefault(label, []).append(answer)
-    limit = sheet.total if sheet else (total if isinstance(total, int) else 0) or len(by_question)
-    answers.total = limit
-    answers.predicted = min(limit, sum(1 for group in by_question.values() if any(a["prediction"] for a in group)))
-    answers.complete = min(limit, sum(1 for group in by_question.values()
-                                      if any(a["prediction"] and a["measured"] for a in group)))
-    answers.duplicates = {label: len(group) for label, group in by_question.items() if len(group) > 1}
-    answers.unknown = sorted(unknown)
+    """Sets answers' counts from the parsed headings (coursemodel.answer_count: the count `./lab
+    status` shows): each core question once, at most the total; duplicates and headings that are no
+    core question go into the notes."""
+    sheet = total.questions if isinstance(total, SheetQuestions) else ()
+    counted = answer_count.count(parsed, sheet, total if isinstance(total, int) else 0)
+    answers.total, answers.predicted, answers.complete = counted.total, counted.predicted, counted.complete
+    answers.duplicates, answers.unknown = counted.duplicates, counted.unknown
     for label, times in answers.duplicates.items():
         answers.notes.append(f"question {label} is answered under {times} headings: counted once")
     for label in answers.unknown:

@@ -81,6 +81,20 @@ class Reader:
         self.budget = {"left": limits.total_bytes, "total": limits.total_bytes}
         self.entries: list[dict] = []
         self.rejected: list[str] = []
+        self.seen: set[str] = set()  # the archive's member paths so far (./ and trailing / removed)
+
+    def once(self, name: str) -> None:
+        """Refuses an archive that holds a path twice: which copy was meant cannot be told (a zip
+        tool keeps the last, another the first), so none is graded."""
+        key = name
+        while key.startswith("./"):
+            key = key[2:]
+        key = key.rstrip("/")
+        if key in self.seen:
+            text, _ = _clean_name(key)
+            raise LimitExceeded(f"the archive holds {text[:200]!r} twice: which copy is meant cannot be told; "
+                                "make the archive again with each file once")
+        self.seen.add(key)
 
     def reject(self, name: str, why: str) -> None:
         if len(self.rejected) < 1000:
@@ -178,6 +192,7 @@ class Reader:
         for info in infos:
             if info.is_dir():
                 continue
+            self.once(info.filename)
             mode = info.external_attr >> 16
             if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 self.reject(info.filename, "not a regular file (link or device), not read")
@@ -206,6 +221,7 @@ class Reader:
             for member in archive:
                 if member.isdir():
                     continue
+                self.once(member.name)
                 if not member.isreg():
                     self.reject(member.name, "not a regular file (link or device), not read")
                     continue

@@ -13,21 +13,27 @@ earlier run under the same output folder is never read) and writes:
                   row with empty cells and the reason
   hours.csv       per lab, the hours the students wrote in answers.md (grading/hours.py)
   summary.md      the run at a glance: per lab, how many were graded and the median points; the
-                  hours; whether the copy-detection report (similarity.md) belongs to this run
+                  hours; what the grading cost; whether the copy-detection report (similarity.md)
+                  belongs to this run
+  cost.csv        per submission, what grading it took: wall seconds, the seconds its harness runs
+                  held the GPU, which GPU (each submission's cost.json, grading/workers.py)
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursemodel import submission_ids
 from coursemodel.submission_ids import SubmissionId
 
-from . import hours, outputs
+from . import hours, outputs, workers
 from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED
 
 MANIFEST = "submissions.tsv"
@@ -36,39 +42,60 @@ HOURS = "hours.csv"
 SUMMARY = "summary.md"
 SIMILARITY_MD = "similarity.md"
 SIMILARITY_JSON = "similarity.json"
+COST_CSV = "cost.csv"
 # Names a run writes beside the submissions' folders: no submission may take one as its id.
-RUN_OUTPUTS = frozenset({GRADEBOOK, MANIFEST, HOURS, SUMMARY, SIMILARITY_MD, SIMILARITY_JSON,
-                         "ungraded.txt", "submissions.txt", "grade-args.txt", "graded", "slurm-logs"})
+RUN_OUTPUTS = frozenset({GRADEBOOK, MANIFEST, HOURS, SUMMARY, SIMILARITY_MD, SIMILARITY_JSON, COST_CSV,
+                         "ungraded.txt", "submissions.txt", "grade-args.txt", "graded", "slurm-logs",
+                         "reference-build"})
 UNSAFE_IN_NAMES = {byte for byte in range(32)} | {127}  # a line-based listing cannot carry these
 
 
 class ManifestError(ValueError):
-    """The manifest cannot be written (a name a line cannot carry) or read."""
+    """The manifest cannot be read."""
 
 
 # --- the manifest ---------------------------------------------------------------------------------------
-def unsafe_names(items: list[SubmissionId]) -> list[str]:
-    """Entries whose path holds a control character (a tab or a line break would split its line)."""
-    return [repr(os.fsdecode(item.path)) for item in items if UNSAFE_IN_NAMES & set(os.fsencode(item.path))]
+# A path a line cannot carry (a tab, a line break, another control character) is written escaped:
+# ESCAPED and its bytes with '%XX' for each of those and for '%' itself. A path the grader lists is
+# absolute or starts with the submissions folder's name, so no plain path starts with ESCAPED by
+# chance; one that does is escaped too, and reads back the same.
+ESCAPED = "escaped:"
 
 
-def manifest_bytes(items: list[SubmissionId], strict: bool = True) -> bytes:
-    """The manifest's lines. strict: refuse (ManifestError) a path a line cannot carry; else write
-    it with its control characters as '?' (the folder grader, which keeps the paths itself)."""
-    bad = unsafe_names(items)
-    if bad and strict:
-        raise ManifestError(f"submission names with a tab, line break or other control character cannot be listed "
-                            f"one per line: {', '.join(bad)}: rename them")
-    lines = []
-    for item in items:
-        path = bytes(b if b not in UNSAFE_IN_NAMES else ord("?") for b in os.fsencode(item.path))
-        lines.append(f"{item.index}\t{item.id}\t".encode() + path + b"\n")
-    return b"".join(lines)
+def path_field(path: Path) -> bytes:
+    """A path as the manifest's third field: its bytes, or escaped where a line cannot carry them."""
+    raw = os.fsencode(path)
+    if not (UNSAFE_IN_NAMES & set(raw)) and not raw.startswith(ESCAPED.encode()):
+        return raw
+    return ESCAPED.encode() + b"".join(b"%%%02X" % b if b in UNSAFE_IN_NAMES or b == ord("%") else bytes([b])
+                                       for b in raw)
 
 
-def write_manifest(path: Path, items: list[SubmissionId], strict: bool = True) -> None:
+def path_of_field(field: bytes) -> Path:
+    """The path a manifest's third field names (path_field's inverse)."""
+    if not field.startswith(ESCAPED.encode()):
+        return Path(os.fsdecode(field))
+    raw, rest = bytearray(), field[len(ESCAPED):]
+    index = 0
+    while index < len(rest):
+        if rest[index:index + 1] == b"%" and len(rest) >= index + 3:
+            raw.append(int(rest[index + 1:index + 3], 16))
+            index += 3
+        else:
+            raw.append(rest[index])
+            index += 1
+    return Path(os.fsdecode(bytes(raw)))
+
+
+def manifest_bytes(items: list[SubmissionId]) -> bytes:
+    """The manifest's lines: every submission, a path with a control character escaped (its id is
+    safe already: coursemodel.submission_ids), so that one odd name never stops a run."""
+    return b"".join(f"{item.index}\t{item.id}\t".encode() + path_field(item.path) + b"\n" for item in items)
+
+
+def write_manifest(path: Path, items: list[SubmissionId]) -> None:
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(manifest_bytes(items, strict))
+    temporary.write_bytes(manifest_bytes(items))
     temporary.replace(path)
 
 
@@ -80,10 +107,22 @@ def read_manifest(path: Path) -> list[SubmissionId]:
         fields = line.split(b"\t", 2)
         if len(fields) != 3 or not fields[0].isdigit() or not fields[1]:
             raise ManifestError(f"{path}:{number}: not 'index<TAB>id<TAB>path'")
-        items.append(SubmissionId(int(fields[0]), fields[1].decode("utf-8", "replace"), Path(os.fsdecode(fields[2]))))
+        try:
+            where = path_of_field(fields[2])
+        except ValueError as error:
+            raise ManifestError(f"{path}:{number}: an escaped path that cannot be read ({error})") from error
+        items.append(SubmissionId(int(fields[0]), fields[1].decode("utf-8", "replace"), where))
     if len({item.id.lower() for item in items}) != len(items):
         raise ManifestError(f"{path}: an id is listed twice")
     return items
+
+
+def entry_of(path: Path, index: int) -> SubmissionId:
+    """The manifest's entry of `index` (a Slurm array task's), with the note its id needs."""
+    for item in read_manifest(path):
+        if item.index == index:
+            return SubmissionId(item.index, item.id, item.path, submission_ids.note_for(item.path, item.id))
+    raise ManifestError(f"{path} lists no submission with index {index}")
 
 
 def manifest_digest(path: Path) -> str:
@@ -96,6 +135,7 @@ def manifest_digest(path: Path) -> str:
 class Gathered:
     summaries: list[dict]
     missing: list[tuple[str, str]]  # (id, why) of submissions without a usable summary.json
+    costs: list[dict] = field(default_factory=list)  # the cost.json of each submission that left one
 
 
 def gather(items: list[SubmissionId], graded: Path, reasons: dict[str, str] | None = None) -> Gathered:
@@ -104,6 +144,9 @@ def gather(items: list[SubmissionId], graded: Path, reasons: dict[str, str] | No
     reasons = reasons or {}
     found = Gathered([], [])
     for item in items:
+        cost = workers.read_cost(Path(graded) / item.id, item.id)
+        if cost is not None:
+            found.costs.append(cost)
         path = Path(graded) / item.id / "summary.json"
         why = reasons.get(item.id, "no grade: its grading left no summary.json (see the logs)")
         try:
@@ -179,8 +222,42 @@ def summary_markdown(gathered: Gathered, labs_hours: list[hours.LabHours], folde
         out += ["## Written answers to look at", "", "Headings answered more than once, or not questions of the "
                 "sheet (counted once, or not at all):", "", *problems, ""]
     out += hours.markdown(labs_hours)
+    out += cost_markdown(gathered.costs)
     out += ["## Copy detection", "", _similarity_line(folder, manifest), ""]
     return "\n".join(out)
+
+
+# --- what the grading cost ---------------------------------------------------------------------------------
+COST_COLUMNS = ("submission", "wall_seconds", "gpu_seconds", "build_seconds", "gpu", "device")
+
+
+def cost_csv(costs: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COST_COLUMNS)
+    for cost in costs:  # ids are safe; the device name is the harness's: no formula, no control character
+        writer.writerow([outputs._csv_safe(str(cost.get(column, ""))) for column in COST_COLUMNS])
+    return buffer.getvalue()
+
+
+def cost_markdown(costs: list[dict]) -> list[str]:
+    """The run's cost in summary.md: per submission, the median and the largest wall time and GPU
+    time, and the whole run's GPU time (to extrapolate a class from)."""
+    if not costs:
+        return []
+    wall = [float(c.get("wall_seconds") or 0) for c in costs]
+    gpu = [float(c.get("gpu_seconds") or 0) for c in costs]
+    build = [float(c.get("build_seconds") or 0) for c in costs]
+    devices = sorted({str(c.get("device")) for c in costs if c.get("device")})
+    return ["## What the grading cost", "",
+            f"{len(costs)} submission(s) with a cost record ({COST_CSV}); on {', '.join(map(outputs.md, devices))}"
+            if devices else f"{len(costs)} submission(s) with a cost record ({COST_CSV})", "",
+            "| per submission | median | max | all |", "| --- | ---: | ---: | ---: |",
+            f"| wall seconds | {statistics.median(wall):.1f} | {max(wall):.1f} | {sum(wall):.1f} |",
+            f"| GPU seconds (harness runs) | {statistics.median(gpu):.1f} | {max(gpu):.1f} | {sum(gpu):.1f} |",
+            f"| build seconds (no GPU needed) | {statistics.median(build):.1f} | {max(build):.1f} | {sum(build):.1f} |",
+            "", "A worker holds its GPU for the whole wall time of a submission; the builds and the integrity checks "
+            "in it need no GPU.", ""]
 
 
 # --- everything at once ------------------------------------------------------------------------------------
@@ -194,4 +271,5 @@ def collect(folder: Path, items: list[SubmissionId], graded: Path, reasons: dict
     labs_hours = hours.of_summaries(gathered.summaries)
     (folder / HOURS).write_text(hours.csv_text(labs_hours), encoding="utf-8")
     (folder / SUMMARY).write_text(summary_markdown(gathered, labs_hours, folder, manifest), encoding="utf-8")
+    (folder / COST_CSV).write_text(cost_csv(gathered.costs), encoding="utf-8")
     return gathered

@@ -24,7 +24,7 @@ from .config import Config, parse_size
 from .course import Course, Lab, copy_files
 from .objcheck import ObjectCheckError
 from .safeio import clean_line
-from .sandbox import Sandbox
+from .sandbox import Sandbox, Stopped
 from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, score_step, zero_steps
 from .seeds import Seeds, perf_seed
 from .submission import LabFiles, Taken, scan_for_review, take, write_lab_files
@@ -202,7 +202,7 @@ class Reference:
         tools = self.config.sanitizers["tools"]
         if not tools:
             return
-        tool_path = Sandbox._which("compute-sanitizer")
+        tool_path = sanitizers.find_sanitizer()
         first = reference.correctness.order[0] if reference.correctness and reference.correctness.order else None
         seed = Seeds().for_run("calibration", lab.name, "")
         expected, _ = self.outputs(lab, seed, guard_bands=False) if first else ({}, "")
@@ -407,6 +407,7 @@ class Grader:
         self.given: dict[str, set[str]] = {}
         self.answer_totals: dict[str, answers.SheetQuestions] = {}
         self.warnings: list[str] = []
+        self.current: tuple[str, str] | None = None  # (submission id, lab) being graded: where a stop came
         # Run, home and temp folders on a tmpfs of limits.scratch_max, where the grader (root) can
         # mount one; --keep-scratch keeps them on disk instead (a tmpfs would go with its unmount).
         self.tmpfs = os.geteuid() == 0 and not keep_scratch and shutil.which("mount") is not None
@@ -436,10 +437,18 @@ class Grader:
             result.warnings.append(f"the submission could not be read: {result.taken.error}")
         result.warnings += result.taken.warnings
         logs_dir.mkdir(parents=True, exist_ok=True)
-        for lab in labs:
+        for number, lab in enumerate(labs):
             lab_start = time.monotonic()
+            self.current = (submission_id, lab.name)
             try:
                 grade = self.grade_lab(lab, result.taken, submission_id, logs_dir)
+            except Stopped as stop:  # the labs graded so far are kept; this one and the rest are not graded
+                why = f"not graded: the grading was stopped ({stop.name}) before this lab was finished"
+                result.labs += [LabGrade(other.name, other.title, NOT_GRADED, why) for other in labs[number:]]
+                result.warnings.append(f"the grading was stopped ({stop.name}) during {lab.name}")
+                result.seconds = time.monotonic() - start
+                stop.grade = result
+                raise
             except Exception as error:  # a grader bug: this lab is not graded, the others still are
                 grade = LabGrade(lab.name, lab.title, NOT_GRADED, f"grader error: {error!r}")
                 log(f"grader error in {lab.name}: {error!r}")
@@ -453,6 +462,7 @@ class Grader:
                 detail=True)
             if progress is not None:
                 progress(lab)
+        self.current = None
         for lab in labs:
             reference = self.reference.labs.get(lab.name)
             if reference is not None:
@@ -616,7 +626,7 @@ class Grader:
         if not passed or not reference.usable_sanitizers():
             return correctness
         settings = self.config.sanitizers
-        tool_path = Sandbox._which("compute-sanitizer")
+        tool_path = sanitizers.find_sanitizer()
         budget = float(self.config.limits["sanitizer_timeout_s"])
         found: dict[str, str] = {}  # step id -> first finding
         lab, grade = run.lab, run.grade
@@ -739,6 +749,7 @@ class Grader:
                               reference_perf if reference_perf is not None else reference.perf_of(step_id),
                               timing.reason, reference.roof)
             step.ratios = ratios
+            step.design = student.design if student else ""
             why_not = reference.cannot_run(step_id)
             if why_not:  # the reference cannot run it here either: not part of this lab's grade
                 step.correctness_max = step.performance_max = 0.0
@@ -775,12 +786,11 @@ class Grader:
     # --- helpers ------------------------------------------------------------------------------------
     def _steps_known(self, lab: Lab, reference) -> list:
         """(id, name, rule, timed) of every step, from the reference run; without one (no GPU), from
-        the ids listed in grading.json, if any."""
+        the lab's step catalogue (lab.json)."""
         if reference is not None and reference.correctness is not None:
             return [(i, name, self.config.step_rule(lab.name, i), bool(reference.ok and reference.perf_of(i)
                      and reference.perf_of(i)["status"] == "passed")) for i, name in reference.step_list()]
-        listed = self.config.data["labs"].get(lab.name, {}).get("step_ids", [])
-        return [(str(i), "", self.config.step_rule(lab.name, str(i)), True) for i in listed]
+        return [(step.id, step.name, self.config.step_rule(lab.name, step.id), True) for step in lab.steps]
 
     def _given_names(self, lab: Lab) -> set[str]:
         if lab.name not in self.given:

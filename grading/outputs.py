@@ -209,7 +209,8 @@ def markdown(grade) -> str:
             out.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             for s in lab.steps:
                 throughput = f"{_fmt(s.throughput, 4)} {_cell(s.unit)}" if s.throughput is not None else "-"
-                out.append(f"| {s.id} | {_cell(s.name)} | {_verdict_word(s)} | {_fmt(s.time_ms, 4)} | {throughput} | "
+                name = _cell(s.name) + (f" (design: {_cell(s.design)})" if s.design else "")
+                out.append(f"| {s.id} | {name} | {_verdict_word(s)} | {_fmt(s.time_ms, 4)} | {throughput} | "
                            f"{_fmt(s.reference_time_ms, 4)} | {_fmt(s.ratio, 3, ' x')} | {_spread_cell(s)} | "
                            f"{_points(s.score if lab.state == GRADED else 0)} | {_points(s.max_score)} |")
             out.append("")

@@ -43,6 +43,7 @@ class StepResult:
     name: str
     correctness: dict | None  # {"status", "message"}
     perf: dict | None  # {"status", "message", "time_ms", "throughput", "unit", "percent_of_roof", "variant"}
+    design: str = ""  # the open step's design in the student's words (results "design")
 
 
 @dataclass
@@ -88,6 +89,8 @@ def build(sandbox: Sandbox | None, source_dir: Path, build_dir: Path, lab: Lab, 
             return Build(False, None, f"build time limit of {timeout:.0f} s exceeded", "\n".join(log),
                          time.monotonic() - start)
         result = _run(sandbox, argv, source_dir, left, rw, ro, env, None, trusted, uid)
+        if sandbox is not None:
+            sandbox.build_seconds += result.seconds
         log.append(f"$ {' '.join(argv)}\n{result.output}")
         if result.timed_out:
             return Build(False, None, f"build time limit of {timeout:.0f} s exceeded", "\n".join(log),
@@ -120,16 +123,17 @@ def _run(sandbox, argv, cwd, timeout, rw, ro, env, output_path, trusted=False, u
             out.write(f"grader: cannot start {argv[0]}: {error}\n".encode())
             out.flush()
             return RunResult(None, False, 0.0, read_tail(out.fileno()), output_path)
+        timed_out = False
         try:
             process.wait(timeout=timeout)
-            timed_out = False
         except subprocess.TimeoutExpired:
             timed_out = True
-        try:
-            os.killpg(process.pid, 9)  # on time-out, and whatever it left behind
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
+        finally:
+            try:
+                os.killpg(process.pid, 9)  # on time-out, on Stopped, and whatever it left behind
+            except (ProcessLookupError, PermissionError):
+                pass
+            process.wait()
         out.flush()
         return RunResult(process.returncode, timed_out, time.monotonic() - start, read_tail(out.fileno()),
                          output_path)
@@ -162,6 +166,7 @@ def run_harness(sandbox: Sandbox, exe: Path, lab: Lab, seed: int, suite: str, wo
             env["LAB_DUMP"] = str(work_dir / dump_name)
         result = sandbox.run(argv, cwd=work_dir, timeout=timeout, rw=[work_dir], ro=ro, env=env,
                              output_path=log_path, trusted=trusted, uid=uid)
+        sandbox.gpu_seconds += result.seconds
         data, problem = read_results(work_fd, name)
         raw_dump, dump_problem = read_results(work_fd, dump_name, dumps.DUMP_MAX) if dump else (None, "")
     finally:
@@ -225,7 +230,8 @@ def interpret(result: RunResult, data: bytes | None, problem: str, lab: Lab, see
     for step in data["steps"]:
         if step["id"] in run.steps:
             continue  # the first record of an id counts
-        run.steps[step["id"]] = StepResult(step["id"], step["name"], step["correctness"], step["perf"])
+        run.steps[step["id"]] = StepResult(step["id"], step["name"], step["correctness"], step["perf"],
+                                           step.get("design", ""))
         run.order.append(step["id"])
     return run
 

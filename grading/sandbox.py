@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursemodel.sanitizers import find_sanitizer
+
 from .config import parse_size
 from .safeio import CLOEXEC, NOFOLLOW, is_under, read_fd, tail_fd
 
@@ -51,6 +53,46 @@ CGROUP_BASE = "cuda-labs-grading"
 
 class SandboxError(RuntimeError):
     """The sandbox cannot be made as required: the grader refuses to grade."""
+
+
+class Stopped(BaseException):
+    """The grading was told to stop (SIGTERM: Slurm's time limit or scancel; SIGINT: Ctrl-C). A
+    BaseException, so that no `except Exception` of a stage takes it for a grade's problem: it
+    unwinds through every `finally` (a run's processes killed, a tmpfs unmounted, scratch removed).
+    grade: what was graded of the submission in hand (set by the grader on the way out)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum, self.grade = signum, None
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def stop_on_signals() -> dict:
+    """From now on SIGTERM and SIGINT raise Stopped, once: while the grader cleans up, a second
+    signal is ignored (a cleanup cut short would leave a mount behind). Returns the handlers they
+    had (restore_signals puts them back)."""
+
+    def handler(signum, frame):
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    return {number: signal.signal(number, handler) for number in STOP_SIGNALS}
+
+
+def restore_signals(previous: dict) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)
 
 
 @dataclass
@@ -228,6 +270,10 @@ class Sandbox:
     memory: str = "none"  # cgroup | systemd | rlimit_data | none
     cgroups: CgroupTree | None = None
     prepared: bool = False
+    # Seconds the harness runs (a student's, the reference's, under the tools) held the GPU: the
+    # cost of a grading on the GPU, beside the builds and checks that need none (runner.run_harness).
+    gpu_seconds: float = 0.0
+    build_seconds: float = 0.0  # the sandboxed builds' (a student's): no GPU needed (runner.build)
 
     @classmethod
     def from_config(cls, config, use_bwrap: bool = True) -> "Sandbox":
@@ -353,6 +399,10 @@ class Sandbox:
     # --- what the sandbox shows -----------------------------------------------------------------
     @staticmethod
     def _which(tool: str) -> str | None:
+        """Where a build tool is, for the sandbox's PATH and binds; compute-sanitizer where the grader
+        finds it (coursemodel.sanitizers.find_sanitizer, the one finder)."""
+        if tool == "compute-sanitizer":
+            return find_sanitizer()
         return shutil.which(tool) or shutil.which(tool, path="/usr/local/cuda/bin")
 
     @classmethod
@@ -517,8 +567,9 @@ class Sandbox:
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-            _kill_tree(process, cgroup)  # on time-out, and always: nothing a run started outlives it
-            process.wait()
+            finally:  # on time-out, on Stopped, and always: nothing a run started outlives it
+                _kill_tree(process, cgroup)
+                process.wait()
             exceeded = cgroup.memory_exceeded() if cgroup is not None else False
             head = read_fd(out_fd, head_max) if head_max else None
             return RunResult(process.returncode, timed_out, time.monotonic() - start, read_tail(out_fd),

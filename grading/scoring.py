@@ -34,6 +34,7 @@ class StepGrade:
     performance_points: float = 0.0
     reasons: list[str] = field(default_factory=list)  # one line per lost point
     review: list[str] = field(default_factory=list)  # for the instructor (an implausible claim)
+    design: str = ""  # an open step's design in the student's words (their kOpenStepDesign)
 
     @property
     def score(self) -> float:

@@ -77,6 +77,17 @@ __global__ void second() {
 }
 """
 
+# The starter's solution: the given parts as they are, the TODOs done (and a helper of its own).
+SOLUTION = """__global__ void first() {
+    // Fixes: the solution keeps it
+}
+__device__ int helper() { return 1; }
+// Slow before: the first step.
+__global__ void second() {
+    helper();
+}
+"""
+
 
 def write_lab(root: Path, name: str = "01-made-up", **meta) -> Path:
     """labs/NAME with an empty meson.build and a lab.json (the required keys, `meta` over them)."""
@@ -106,7 +117,7 @@ def make_converted_lab(root: Path) -> dict:
     (root / "docs" / "labs" / "01-made-up.md").write_text("# chapter\n")
     solution = root / "solutions" / "01-made-up"
     solution.mkdir(parents=True)
-    (solution / "k.cu").write_text("// Fixes: the solution keeps it\n")
+    (solution / "k.cu").write_text(SOLUTION)
     (solution / "ANSWERS.md").write_text("# 01-made-up: answer key (instructors)\n\n" + "".join(
         f"## Question {label}\n\nThe answer.\n\n" for label in ("1.1 (core)", "1.2", "a (core)", "b")))
     with contextlib.redirect_stdout(io.StringIO()):

@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: MIT
 """coursemodel.build: the one `meson setup` command line, and its one default GPU architecture."""
 
+import contextlib
+import io
+import json
 import os
+import re
+import subprocess
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -33,6 +39,44 @@ class BuildTest(unittest.TestCase):
             self.assertIn(option, argv)
         with self.assertRaises(ValueError):
             build.setup_command(Path("b"), labs_from="answers")
+
+    def test_a_script_takes_its_one_architecture_from_the_model(self):
+        def printed(*argv: str) -> str:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(build.main(["--print-gpu-arch", *argv]), 0)
+            return out.getvalue().strip()
+        with mock.patch.dict(os.environ, {}, clear=True):
+            self.assertEqual(printed(), build.SCRIPT_GPU_ARCH)
+            self.assertEqual(printed("--gpu-arch", "100"), "100")
+        with mock.patch.dict(os.environ, {"LAB_GPU_ARCH": "80"}):
+            self.assertEqual(printed(), "80")
+
+    def test_no_script_has_an_architecture_default_of_its_own(self):
+        tracked = subprocess.run(["git", "ls-files", "-z", "--", "*.sh", ".ci/run"], cwd=ROOT, capture_output=True,
+                                 text=True, check=False).stdout.split("\0")
+        if not any(tracked):
+            self.skipTest("not a git checkout")
+        own_default = re.compile(r"(?i)arch\S*:-[0-9]|-arch[= ]sm_[0-9]")  # ${1:-90}, ${GPU_ARCH:-90}, nvcc -arch=sm_90
+        found = [f"{name}:{number}: {line.strip()}" for name in tracked if name and (ROOT / name).is_file()
+                 for number, line in enumerate((ROOT / name).read_text().splitlines(), 1) if own_default.search(line)]
+        self.assertEqual(found, [], "take the architecture from python3 -m coursemodel.build --print-gpu-arch")
+
+    def test_the_compile_command_of_a_source_is_the_builds(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build_dir = Path(tmp) / "b"
+            build_dir.mkdir()
+            (build_dir / "compile_commands.json").write_text(json.dumps([
+                {"directory": str(build_dir), "file": "../src/a.cu", "output": "a.o",
+                 "command": "nvcc --std=c++20 -gencode=arch=compute_90,code=sm_90 -Iinc -o a.o -c ../src/a.cu"}]))
+            argv = build.compile_command(build_dir, Path(tmp) / "src" / "a.cu")
+            self.assertEqual(argv[0], "nvcc")
+            self.assertIn("-gencode=arch=compute_90,code=sm_90", argv)
+            moved = build.compile_command(build_dir, Path(tmp) / "src" / "a.cu", Path(tmp) / "x.o")
+            self.assertEqual(moved[moved.index("-o") + 1], str((Path(tmp) / "x.o").resolve()))
+            self.assertNotIn("a.o", moved)
+            with self.assertRaises(ValueError):
+                build.compile_command(build_dir, Path(tmp) / "src" / "b.cu")
 
 
 if __name__ == "__main__":

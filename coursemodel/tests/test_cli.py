@@ -59,6 +59,24 @@ class CommandLineTest(unittest.TestCase):
                           "instructors build --strict --site-dir site-instructors"])
 
 
+class CheckedBeforeTheBuildTest(unittest.TestCase):
+    """--step and --seed are refused (exit 2) before anything is configured or built."""
+
+    def test_a_step_the_sheet_does_not_have_and_a_seed_the_harness_cannot_take(self):
+        err = io.StringIO()
+        with mock.patch.object(cli, "configure", side_effect=AssertionError("built")) as configure, \
+                mock.patch.object(cli, "RUN_ELSEWHERE", ()), contextlib.redirect_stderr(err):
+            self.assertEqual(cli.main(["01-matadd", "--step", "42"]), 2)
+            self.assertIn("01-matadd has no step '42'; its lab sheet's steps: 1 2 3 4 5", err.getvalue())
+            for seed in ("1" * 23, "-1", "x"):
+                with self.assertRaises(SystemExit) as stopped:
+                    cli.main(["01-matadd", "--seed", seed])
+                self.assertEqual(stopped.exception.code, 2)
+            self.assertIn("is not a seed: a whole number from 0 to 18446744073709551615", err.getvalue())
+            configure.assert_not_called()
+        self.assertEqual(cli.seed_value(str(cli.SEED_MAX)), cli.SEED_MAX)
+
+
 class RunElsewhereTest(unittest.TestCase):
     """A module named in RUN_ELSEWHERE adds its options to `./lab NN-name` and may take the run over."""
 

@@ -202,6 +202,22 @@ class RunTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("Slurm refused the job:\nsbatch: error: invalid partition specified: nosuch", err)
 
+    def test_no_cluster_configured_is_said_plainly(self):
+        (self.bin / "refusal").write_text(
+            "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+            "sbatch: error: fetch_config: DNS SRV lookup failed\n"
+            "sbatch: error: _establish_config_source: failed to fetch config\n"
+            "sbatch: fatal: Could not establish a configuration source\n")
+        code, _, err = self.run_lab("--slurm")
+        self.assertEqual(code, 1)
+        self.assertIn("error: no Slurm cluster is configured on this machine", err)
+        self.assertNotIn("DNS", err)
+        self.assertNotIn("Slurm refused the job", err)
+        (self.bin / "refusal").write_text("sbatch: error: Batch job submission failed: Unable to contact slurm "
+                                          "controller (connect failure)\n")
+        code, _, err = self.run_lab("--slurm")
+        self.assertIn("the Slurm controller does not answer", err)
+
     def test_without_slurms_tools(self):
         os.environ["PATH"] = str(self.tmp)  # no sbatch there
         code, _, err = self.run_lab("--slurm")

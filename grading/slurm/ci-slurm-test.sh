@@ -8,14 +8,15 @@
 # ungraded.txt and copy-detection report are checked, and every daemon this script started is
 # stopped and its folder removed. Needs root (the daemons run as root here).
 #
-#   grading/slurm/ci-slurm-test.sh [GPU_ARCH]     (default 90: without a GPU it only compiles)
+#   grading/slurm/ci-slurm-test.sh [GPU_ARCH]     (default: python3 -m coursemodel.build --print-gpu-arch;
+#                                                 without a GPU it only compiles)
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (with the reason: no Slurm or munge, not root, or the
 # daemons would not start). The recipe is in docs/grading.md, "On a cluster (Slurm)".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 course=$(cd "$here/../.." && pwd)
-arch=${1:-90}
+arch=${1:-$(cd "$course" && python3 -m coursemodel.build --print-gpu-arch)}
 work=""
 pids=()
 our_cluster=0

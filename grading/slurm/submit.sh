@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Grades a folder of submissions on a Slurm cluster: one array task per submission (one GPU each),
 # then one collect job that writes the gradebook once every task has ended (afterany: a task
-# that failed still leaves its row). Documentation: docs/grading.md, "On a cluster".
+# that failed still leaves its row). With GPU_ARCH set (not auto), a CPU job first builds the
+# reference solutions once for the whole run (build-reference.sbatch). Documentation:
+# docs/grading.md, "On a cluster".
 #
 #   grading/slurm/submit.sh SUBMISSIONS_DIR OUT_DIR [extra `grade` arguments...]
 #
@@ -32,6 +34,15 @@ while IFS=$'\t' read -r index id submission; do
   rm -f "$out/graded/$id/summary.json"
 done < "$out/submissions.tsv"
 printf '%s\n' "$@" > "$out/grade-args.txt"
+# The reference builds need no GPU: with a known GPU_ARCH (not auto, which reads the GPU present)
+# and no --reference-dir of the caller's, one CPU job builds them for the whole run before the
+# array starts, and every task reuses them.
+prebuild=1
+[ "${GPU_ARCH:-auto}" = auto ] && prebuild=0
+for argument in "$@"; do
+  case $argument in --reference-dir | --reference-dir=*) prebuild=0 ;; esac
+done
+[ "$prebuild" = 1 ] && printf '%s\n' --reference-dir "$out/reference-build" >> "$out/grade-args.txt"
 
 common=(--chdir "$course" --output "$out/slurm-logs/%x-%A_%a.out")
 [ -n "${PARTITION:-}" ] && common+=(--partition "$PARTITION")
@@ -40,7 +51,15 @@ gres=(--gres "${GRES-gpu:1}")
 [ -z "${GRES-gpu:1}" ] && gres=()
 
 export COURSE="$course" OUT="$out" GPU_ARCH="${GPU_ARCH:-auto}" PYTHON="${PYTHON:-python3}"
-array=$(sbatch --parsable "${common[@]}" "${gres[@]}" --job-name grade --time "${TIME_LIMIT:-01:00:00}" \
+after=()
+if [ "$prebuild" = 1 ]; then
+  reference=$(sbatch --parsable "${common[@]}" --job-name grade-reference --time 01:00:00 --export ALL \
+    "$here/build-reference.sbatch")
+  # afterany: where a reference does not build, each task says so in its grade
+  after=(--dependency "afterany:${reference%%;*}")
+  echo "reference builds (no GPU): job $reference, into $out/reference-build"
+fi
+array=$(sbatch --parsable "${common[@]}" "${gres[@]}" "${after[@]}" --job-name grade --time "${TIME_LIMIT:-01:00:00}" \
   --array "0-$((count - 1))%${MAX_PARALLEL:-16}" --export ALL "$here/grade-array.sbatch")
 collect=$(sbatch --parsable "${common[@]}" --job-name grade-collect --time 00:30:00 \
   --dependency "afterany:${array%%;*}" --export ALL "$here/collect.sbatch")

@@ -115,6 +115,25 @@ class ArchiveTest(TempDirTest):
         self.assertIn("labs/01-fake/test_fake.cpp: changed", ignored)
         self.assertNotIn("common/harness.cpp", ignored)  # identical to the course's
 
+    def test_an_archive_that_holds_a_path_twice_is_refused_with_the_reason(self):
+        import warnings
+        course = make_fake_course(self.tmp / "course")
+        zipped = self.tmp / "twice.zip"
+        with warnings.catch_warnings(), zipfile.ZipFile(zipped, "w") as archive:
+            warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it writes
+            archive.writestr("labs/01-fake/fake.cu", b"the first copy")
+            archive.writestr("./labs/01-fake/fake.cu", b"the second copy")
+        cases = [zipped, self.tar_with("twice.tar.gz", [("labs/01-fake/fake.cu", b"one"), ("notes.txt", b""),
+                                                        ("labs/01-fake/fake.cu", b"two")])]
+        for path in cases:
+            with self.subTest(path=path.name):
+                self.assertIn("holds 'labs/01-fake/fake.cu' twice", self.read(path).error)
+                taken = take(path, course, course.labs(), course.edition_files(["solutions/"]))
+                self.assertIn("holds 'labs/01-fake/fake.cu' twice", taken.error)
+                self.assertIn("twice", taken.labs["01-fake"].problems[0])
+        once = self.tar_with("once.tar.gz", [("labs/01-fake/fake.cu", b"one"), ("labs/fake.cu", b"two")])
+        self.assertEqual(self.read(once).error, "")
+
     def test_the_reader_writes_nothing(self):
         path = self.tar_with("plain.tar.gz", [("../../escape.cu", b"x"), ("/abs.cu", b"y")])
         before = set(os.listdir(self.tmp))

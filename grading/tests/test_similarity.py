@@ -164,13 +164,13 @@ class DolosTest(TempDirTest):
 
 
 class WithoutDolosTest(TempDirTest):
-    def test_says_so_and_exits_cleanly(self):
+    def test_says_so_and_exits_non_zero(self):
         out = self.tmp / "out"
         out.mkdir()
         collect.write_manifest(out / collect.MANIFEST, [SubmissionId(0, "alice", self.tmp / "alice")])
         with mock.patch.object(similarity, "node_command", lambda: None):
             code, _, err = run_cli("similarity", out, "--labs", "01-matadd")
-        self.assertEqual(code, 0)
+        self.assertEqual(code, 3)  # a script sees that nothing was compared
         self.assertIn("copy detection not run: Node.js is not installed", err)
         data = json.loads((out / "similarity.json").read_text())
         self.assertEqual(data["status"], "unavailable")

@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from grading import outputs
+from grading import collect, outputs
 from grading.config import Config
 from grading.tests.helpers import REPO, TempDirTest
 from grading.tests.test_outputs_cli import sample_grade
@@ -60,6 +60,37 @@ class SlurmScriptsTest(TempDirTest):
                           ("3", "bob", "bob"), ("4", "carol", "carol.tar.gz")])
         self.assertEqual((self.out / "grade-args.txt").read_text().split(), ["--labs", "01-matadd"])
 
+    def test_with_a_known_gpu_arch_one_cpu_job_builds_the_reference_for_every_task(self):
+        self.env["GPU_ARCH"] = "90"
+        self.submit()
+        calls = (self.tmp / "calls").read_text().splitlines()
+        self.assertEqual(len(calls), 3)
+        self.assertIn("--job-name grade-reference", calls[0])
+        self.assertNotIn("--gres", calls[0])
+        self.assertIn("--dependency afterany:1234", calls[1])
+        self.assertIn("--array 0-4%16", calls[1])
+        args = (self.out / "grade-args.txt").read_text().split()
+        self.assertEqual(args[args.index("--reference-dir") + 1], str(self.out / "reference-build"))
+        recorder = self.tmp / "python"
+        recorder.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_LOG"\n')
+        recorder.chmod(0o755)
+        log = self.tmp / "args"
+        env = {**self.env, "OUT": str(self.out), "COURSE": str(REPO), "PYTHON": str(recorder), "ARGS_LOG": str(log)}
+        result = subprocess.run(["bash", str(SLURM / "build-reference.sbatch")], env=env, capture_output=True,
+                                text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        built = log.read_text().splitlines()
+        self.assertEqual(built[:3], ["-m", "grading", "build-reference"])
+        self.assertEqual(built[built.index("--reference-dir") + 1], str(self.out / "reference-build"))
+        self.assertEqual(built[built.index("--gpu-arch") + 1], "90")
+        self.assertEqual(built[built.index("--labs") + 1], "01-matadd")
+        # The caller's own --reference-dir: no build job.
+        (self.tmp / "calls").unlink()
+        result = subprocess.run(["bash", str(SLURM / "submit.sh"), str(self.subs), str(self.out), "--reference-dir",
+                                 str(self.tmp / "mine")], env=self.env, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(len((self.tmp / "calls").read_text().splitlines()), 2)
+
     def test_each_task_grades_its_submission_under_the_graders_id(self):
         self.submit()
         recorder = self.tmp / "python"  # stands in for the grader: records its arguments
@@ -73,15 +104,36 @@ class SlurmScriptsTest(TempDirTest):
                                     text=True)
             self.assertEqual(result.returncode, 3, result.stderr)
             args = log.read_text().splitlines()
-            self.assertEqual(args[args.index("--id") + 1], sid)
             self.assertEqual(args[args.index("--out") + 1], str(self.out / "graded" / sid))
-            self.assertEqual(Path(args[args.index("--submission") + 1]).name, name)
+            self.assertEqual(args[args.index("--from-manifest") + 1], str(self.out / "submissions.tsv"))
+            entry = collect.entry_of(self.out / "submissions.tsv", int(args[args.index("--index") + 1]))
+            self.assertEqual((entry.id, entry.path.name), (sid, name))
             self.assertEqual(args[-2:], ["--labs", "01-matadd"])
         env = {**self.env, "SLURM_ARRAY_TASK_ID": "9", "OUT": str(self.out), "COURSE": str(REPO), "PYTHON": "false",
                "GPU_ARCH": "90"}
         result = subprocess.run(["bash", str(SLURM / "grade-array.sbatch")], env=env, capture_output=True, text=True)
         self.assertEqual(result.returncode, 2)
         self.assertIn("no submission with index 9", result.stderr)
+
+    def test_a_name_with_a_control_character_is_graded_under_a_safe_id_with_a_note(self):
+        (self.subs / "eve\nmallory.zip").write_bytes(b"")  # a line break: once, the whole submission stopped
+        self.submit()
+        listed = collect.read_manifest(self.out / "submissions.tsv")
+        self.assertEqual(len(listed), 6)
+        eve = next(item for item in listed if item.path.name == "eve\nmallory.zip")
+        self.assertEqual(eve.id, "eve_mallory")
+        recorder = self.tmp / "python"
+        recorder.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_LOG"\nexit 0\n')
+        recorder.chmod(0o755)
+        log = self.tmp / "args"
+        env = {**self.env, "SLURM_ARRAY_TASK_ID": str(eve.index), "OUT": str(self.out), "COURSE": str(REPO),
+               "PYTHON": str(recorder), "GPU_ARCH": "90", "ARGS_LOG": str(log)}
+        result = subprocess.run(["bash", str(SLURM / "grade-array.sbatch")], env=env, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        args = log.read_text().splitlines()
+        self.assertEqual(args[args.index("--out") + 1], str(self.out / "graded" / "eve_mallory"))
+        self.assertEqual(args[args.index("--index") + 1], str(eve.index))
+        self.assertIn("holds a control character", collect.entry_of(self.out / "submissions.tsv", eve.index).note)
 
     def test_collect_writes_this_runs_gradebook_and_names_the_ungraded(self):
         # An earlier run into the same folder left a grade for 'alice' and one for 'zoe' (no longer

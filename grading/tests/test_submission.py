@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 from grading.course import Course, matches
-from grading.fixtures import make_basic
+from grading.tests.fixture_cases import make_basic
 from grading.submission import list_submission, scan_for_review, take
 from grading.tests.helpers import REPO, TempDirTest, make_fake_course
 
@@ -120,6 +120,19 @@ class LayoutTest(TempDirTest):
         taken = take(archive, self.course, self.labs, self.edition)
         self.assertEqual(taken.labs["01-fake"].files["fake.cu"], b"mine")
         self.assertIn("solutions/01-fake/fake.cu: not part of the course", "\n".join(taken.ignored))
+
+    def test_files_in_a_labs_folder_that_no_lab_takes_are_not_asked_for(self):
+        archive = self.tmp / "extra.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            for name in ("labs/01-fake/fake.cu", "labs/02-other/notes.txt", "labs/01-fake/helper.cuh", "tools/x.py"):
+                info = tarfile.TarInfo(name)
+                info.size = 4
+                tar.addfile(info, io.BytesIO(b"mine"))
+        ignored = "\n".join(take(archive, self.course, self.labs[:1], self.edition).ignored)
+        self.assertIn("labs/02-other/notes.txt: not asked for (lab 02-other takes fake.cu); not used", ignored)
+        self.assertIn("labs/01-fake/helper.cuh: not asked for (lab 01-fake takes fake.cu); not used", ignored)
+        self.assertIn("tools/x.py: not part of the course", ignored)
+        self.assertNotIn("labs/02-other/notes.txt: not part of the course", ignored)
 
     def test_oversized_lab_file(self):
         archive = self.tmp / "big.zip"

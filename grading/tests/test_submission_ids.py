@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from coursemodel import submission_ids
+from grading import collect
 from grading.__main__ import RESERVED_OUTPUTS, plan_batch
 from grading.tests.helpers import REPO, TempDirTest
 
@@ -77,11 +78,24 @@ class IdsCommandTest(TempDirTest):
         self.assertIn(b"graded as 'alice-3'", result.stderr)
         self.assertEqual(self.ids(folder).stdout, result.stdout)  # the same folder, the same lines
 
-    def test_a_name_a_line_cannot_carry_is_refused(self):
+    def test_a_name_a_line_cannot_carry_is_listed_escaped_under_a_safe_id_with_a_note(self):
         folder = self.tmp / "subs"
         folder.mkdir()
-        (folder / "alice\nbob.zip").write_bytes(b"")
+        for name in ("alice\nbob.zip", "carol\t%.tar", "dave"):
+            (folder / name).write_bytes(b"")
         result = self.ids(folder)
-        self.assertEqual(result.returncode, 2)
-        self.assertIn(b"rename them", result.stderr)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual([line.split(b"\t")[:2] for line in lines],
+                         [[b"0", b"alice_bob"], [b"1", b"carol__"], [b"2", b"dave"]])
+        self.assertTrue(lines[0].split(b"\t")[2].startswith(b"escaped:"))
+        self.assertIn(b"holds a control character", result.stderr)
+        manifest = self.tmp / "submissions.tsv"
+        manifest.write_bytes(result.stdout)
+        self.assertEqual([item.path for item in collect.read_manifest(manifest)],
+                         [folder.resolve() / name for name in ("alice\nbob.zip", "carol\t%.tar", "dave")])
+        entry = collect.entry_of(manifest, 1)
+        self.assertEqual((entry.id, entry.path.name), ("carol__", "carol\t%.tar"))
+        self.assertIn("holds a control character", entry.note)
+        self.assertEqual(collect.entry_of(manifest, 2).note, "")
         self.assertEqual(self.ids(self.tmp / "empty-missing").returncode, 2)
