@@ -10,12 +10,13 @@
 #   2. a partition that does not exist: sbatch's own message, exit status 1;
 #   3. Ctrl-C while the job waits (the node drained): exit status 130 and the job cancelled.
 #
-#   .ci/lab-slurm-test.sh [GPU_ARCH]      (default 90: without a GPU it only compiles)
+#   .ci/lab-slurm-test.sh [GPU_ARCH]      (default: python3 -m coursemodel.build --print-gpu-arch;
+#                                         without a GPU it only compiles)
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (no cluster to run on).
 set -uo pipefail
 course=$(cd "$(dirname "$0")/.." && pwd)
-arch=${1:-90}
+arch=${1:-$(cd "$course" && python3 -m coursemodel.build --print-gpu-arch)}
 export LAB_GPU_ARCH=$arch  # the job gets the submitter's environment (sbatch --export ALL)
 unset LAB_BUILD_DIR LAB_SEED
 

@@ -3,12 +3,8 @@
 // input holds in practice, so the reads cannot be dropped and nothing is written.
 #include "bandwidth_kernels.hpp"
 
-#include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
-#include "timing.hpp"
-
-#include <algorithm>
 
 #include <cuda_runtime.h>
 
@@ -46,17 +42,6 @@ void read_sweep(const void* data, std::size_t bytes) {
     const int blocks = current_device().sm_count * 4;
     read_sweep_kernel<<<blocks, kSweepThreads>>>(static_cast<const int4*>(data), words, sweep_sink());
     CUDA_CHECK_LAUNCH();
-}
-
-double measured_read_gbps() {
-    static const double gbps = [] {
-        const std::size_t bytes = std::max<std::size_t>(std::size_t{1} << 30, 32 * current_device().l2_bytes);
-        DeviceBuffer<unsigned char> source(bytes, "read roof buffer");
-        CUDA_CHECK(cudaMemset(source.data(), 1, bytes));
-        const double ms = median_ms([&] { read_sweep(source.data(), bytes); }, {.repeats = 9});
-        return gigabytes_per_second(static_cast<double>(bytes), ms);
-    }();
-    return gbps;
 }
 
 }  // namespace cl

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Device queries and the measured copy roof.
+// Device queries (the measured memory roofs are in memory_roofs.cpp).
 #include "device_info.hpp"
 
-#include "buffers.hpp"
 #include "cuda_check.hpp"
-#include "timing.hpp"
+#include "statistics.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <dlfcn.h>
 
 namespace cl {
 namespace {
@@ -97,20 +98,114 @@ const DeviceInfo& current_device() {
     return info;
 }
 
-double measured_copy_gbps() {
-    static const double gbps = [] {
-        // Large against the L2 (50-60 MiB on Hopper), small against any GPU's memory.
-        const std::size_t bytes = std::max<std::size_t>(std::size_t{512} << 20, 16 * current_device().l2_bytes);
-        DeviceBuffer<unsigned char> source(bytes, "memcpy roof source");
-        DeviceBuffer<unsigned char> target(bytes, "memcpy roof target");
-        CUDA_CHECK(cudaMemset(source.data(), 1, bytes));
-        // Timed exactly as the steps are: asynchronous on the default stream, flushed before each run.
-        const double ms = median_ms(
-            [&] { CUDA_CHECK(cudaMemcpyAsync(target.data(), source.data(), bytes, cudaMemcpyDeviceToDevice)); },
-            {.repeats = 9});
-        return gigabytes_per_second(2.0 * static_cast<double>(bytes), ms);
-    }();
-    return gbps;
+// The few NVML entry points the sampler needs, by their C signatures (nvml.h): loaded at run time,
+// so that nothing links against libnvidia-ml and a machine without it runs on without clocks.
+struct SmClockSampler::Nvml {
+    using Device = void*;
+    using Init = int (*)();
+    using ByPciBusId = int (*)(const char*, Device*);
+    using ClockInfo = int (*)(Device, int, unsigned*);
+    using EventReasons = int (*)(Device, unsigned long long*);
+    static constexpr int kSuccess = 0;
+    static constexpr int kClockSm = 1;                              // NVML_CLOCK_SM
+    static constexpr unsigned long long kSwPowerCap = 0x4ULL;       // ...ClocksEventReasonSwPowerCap
+    static constexpr unsigned long long kHwPowerBrake = 0x80ULL;    // ...ClocksEventReasonHwPowerBrakeSlowdown
+
+    void* library = nullptr;
+    Device device = nullptr;
+    ClockInfo clock_info = nullptr;
+    EventReasons event_reasons = nullptr;  // may be missing
+    int (*shutdown)() = nullptr;
+
+    ~Nvml() {
+        if (shutdown != nullptr) shutdown();
+        if (library != nullptr) dlclose(library);
+    }
+};
+
+SmClockSampler::SmClockSampler(double period_ms) {
+    auto nvml = std::make_unique<Nvml>();
+    nvml->library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (nvml->library == nullptr) {
+        unavailable_ = "libnvidia-ml.so.1 not found";
+        return;
+    }
+    const auto symbol = [&](const char* name) { return dlsym(nvml->library, name); };
+    const auto init = reinterpret_cast<Nvml::Init>(symbol("nvmlInit_v2"));
+    const auto by_bus = reinterpret_cast<Nvml::ByPciBusId>(symbol("nvmlDeviceGetHandleByPciBusId_v2"));
+    nvml->clock_info = reinterpret_cast<Nvml::ClockInfo>(symbol("nvmlDeviceGetClockInfo"));
+    nvml->event_reasons = reinterpret_cast<Nvml::EventReasons>(symbol("nvmlDeviceGetCurrentClocksEventReasons"));
+    if (nvml->event_reasons == nullptr) {
+        nvml->event_reasons = reinterpret_cast<Nvml::EventReasons>(symbol("nvmlDeviceGetCurrentClocksThrottleReasons"));
+    }
+    if (init == nullptr || by_bus == nullptr || nvml->clock_info == nullptr || init() != Nvml::kSuccess) {
+        unavailable_ = "NVML did not start";
+        return;
+    }
+    nvml->shutdown = reinterpret_cast<int (*)()>(symbol("nvmlShutdown"));
+    // The CUDA ordinal and NVML's index can differ (CUDA_VISIBLE_DEVICES): find the device by its bus id.
+    char bus_id[32] = {};
+    CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), current_device().ordinal));
+    unsigned mhz = 0;
+    if (by_bus(bus_id, &nvml->device) != Nvml::kSuccess ||
+        nvml->clock_info(nvml->device, Nvml::kClockSm, &mhz) != Nvml::kSuccess) {
+        unavailable_ = fmt::format("NVML has no clock for the device at {}", bus_id);
+        return;
+    }
+    nvml_ = std::move(nvml);
+    thread_ = std::thread([this, period_ms] { sample_loop(period_ms); });
+}
+
+SmClockSampler::~SmClockSampler() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+}
+
+void SmClockSampler::set_label(const std::string& label) {
+    const std::lock_guard lock(mutex_);
+    label_ = label;
+}
+
+void SmClockSampler::sample_loop(double period_ms) {
+    const auto period = std::chrono::duration<double, std::milli>(period_ms);
+    while (!stop_) {
+        unsigned mhz = 0;
+        unsigned long long reasons = 0;
+        const bool read = nvml_->clock_info(nvml_->device, Nvml::kClockSm, &mhz) == Nvml::kSuccess;
+        if (read && nvml_->event_reasons != nullptr) (void)nvml_->event_reasons(nvml_->device, &reasons);
+        if (read) {
+            const std::lock_guard lock(mutex_);
+            if (!label_.empty()) {
+                samples_[label_].emplace_back(mhz, (reasons & (Nvml::kSwPowerCap | Nvml::kHwPowerBrake)) != 0);
+            }
+        }
+        std::this_thread::sleep_for(period);
+    }
+}
+
+SmClockSampler::Summary SmClockSampler::summary(const std::string& label) const {
+    const std::lock_guard lock(mutex_);
+    const auto found = samples_.find(label);
+    if (found == samples_.end() || found->second.empty()) return {};
+    std::vector<double> mhz;
+    Summary summary;
+    for (const auto& [clock, capped] : found->second) {
+        mhz.push_back(clock);
+        summary.power_capped += capped ? 1 : 0;
+    }
+    summary.samples = static_cast<int>(mhz.size());
+    const auto [low, high] = std::minmax_element(mhz.begin(), mhz.end());
+    summary.low_mhz = *low;
+    summary.high_mhz = *high;
+    summary.median_mhz = median(std::move(mhz));
+    return summary;
+}
+
+std::string SmClockSampler::describe(const std::string& label) const {
+    const Summary s = summary(label);
+    if (s.samples == 0) return "-";
+    return fmt::format("{:.0f} MHz ({:.0f}-{:.0f} over {} samples, {:.0f}% power-capped)", s.median_mhz, s.low_mhz,
+                       s.high_mhz, s.samples, 100.0 * s.power_capped / s.samples);
 }
 
 }  // namespace cl

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
-// What the harness needs to know about the GPU: its name and size, its theoretical
-// memory bandwidth, and the bandwidth a device-to-device copy reaches (the practical roof).
+// What the harness needs to know about the GPU: its name and size and its theoretical
+// memory bandwidth (the bandwidth a device-to-device copy reaches, the practical roof: memory_roofs.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace cl {
 
@@ -39,8 +45,43 @@ std::optional<std::string> why_no_cuda_device();
 /// The device this process uses (queried once).
 const DeviceInfo& current_device();
 
-/// Device-to-device cudaMemcpy bandwidth in GB/s, counting bytes read plus bytes
-/// written, on a buffer many times the L2 (measured once per process).
-double measured_copy_gbps();
+/// Samples the SM clock of the current device through NVML (libnvidia-ml, loaded at run time) every
+/// `period_ms` on a thread of its own while it lives, each sample filed under the label set last
+/// (set_label: the work being timed, "roof" or a step). Without NVML it samples nothing and says so.
+class SmClockSampler {
+public:
+    explicit SmClockSampler(double period_ms = 1.0);
+    ~SmClockSampler();
+    SmClockSampler(const SmClockSampler&) = delete;
+    SmClockSampler& operator=(const SmClockSampler&) = delete;
+
+    /// Why no clock can be read (NVML missing, or the device not found), or nothing.
+    const std::optional<std::string>& unavailable() const noexcept { return unavailable_; }
+    /// Files the samples from now on under `label` (empty: not filed).
+    void set_label(const std::string& label);
+
+    struct Summary {
+        double median_mhz = 0;
+        double low_mhz = 0;
+        double high_mhz = 0;
+        int samples = 0;
+        int power_capped = 0;  ///< samples whose clock-event reasons included the power cap
+    };
+    Summary summary(const std::string& label) const;
+    /// "1755 MHz (1695-1980 over 312 samples, 80% power-capped)", or "-" without samples.
+    std::string describe(const std::string& label) const;
+
+private:
+    struct Nvml;
+    void sample_loop(double period_ms);
+
+    std::unique_ptr<Nvml> nvml_;
+    std::optional<std::string> unavailable_;
+    mutable std::mutex mutex_;
+    std::string label_;
+    std::map<std::string, std::vector<std::pair<unsigned, bool>>> samples_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
 
 }  // namespace cl

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace cl {
@@ -109,6 +110,26 @@ double measured_fp32_fma_gflops(double run_ms) {
     options.warmup = 1;
     options.repeats = 5;
     return measured[run_ms] = time_fma_chains(trips, options).gflops;
+}
+
+FmaChainRun fp32_fma_chain_run(double run_ms) {
+    TimingOptions probe;
+    probe.flush_l2 = false;
+    probe.warmup = 1;
+    probe.repeats = 1;
+    const double probe_ms = time_fma_chains(kTrips, probe).ms;
+    const double scale = probe_ms > 0.0 ? run_ms / probe_ms : 1.0;
+    const int trips = static_cast<int>(std::clamp(std::llround(kTrips * scale), 1LL, 1LL << 24));
+    const unsigned int blocks = resident_blocks(fma_chains_kernel, kFmaThreads);
+    // The sums' buffer lives as long as the run does (copies of the run share it).
+    const auto out =
+        std::make_shared<DeviceBuffer<float>>(static_cast<std::size_t>(blocks) * kFmaThreads, "FMA roof sums");
+    const double fmas = static_cast<double>(blocks) * kFmaThreads * kChains * kStepsPerTrip * trips;
+    return {[out, blocks, trips] {
+                fma_chains_kernel<<<blocks, kFmaThreads>>>(0.5F, 1.0F, trips, out->data());
+                CUDA_CHECK_LAUNCH();
+            },
+            2.0 * fmas};
 }
 
 Roof fp32_fma_roof(double run_ms) {

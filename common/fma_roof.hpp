@@ -7,6 +7,8 @@
 
 #include "results.hpp"
 
+#include <functional>
+
 namespace cl {
 
 /// GFLOP/s (an FMA counts as 2 flops) of a kernel whose threads each run independent chains
@@ -27,5 +29,20 @@ double measured_fp32_fma_gflops(double run_ms);
 
 /// fp32_fma_roof() with runs of about `run_ms` ms: {"FP32 FMA chain, R ms runs (theoretical N)", ...}.
 Roof fp32_fma_roof(double run_ms);
+
+/// The same kernel in runs of about `run_ms` ms, as a roof timed beside the steps (time_step with a
+/// PairedRoof: one run before every run of a step, warm-up and timed), so that the FMA rate and the
+/// steps' come from the same clocks and power state. No flush (it touches no memory). The trips per
+/// run are set from one short timed run here.
+/// Defined in harness.cpp (from fp32_fma_chain_run), declared here beside the other FMA roofs.
+class PairedRoof;
+PairedRoof fp32_fma_paired_roof(double run_ms);
+
+/// One run of the FMA chains lasting about `run_ms` ms: what fp32_fma_paired_roof times.
+struct FmaChainRun {
+    std::function<void()> run;  ///< enqueues one run on the default stream
+    double flops_per_run = 0;
+};
+FmaChainRun fp32_fma_chain_run(double run_ms);
 
 }  // namespace cl

@@ -5,13 +5,16 @@
 #include "bandwidth_kernels.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
+#include "fma_roof.hpp"
 #include "guard.hpp"
+#include "memory_roofs.hpp"
 #include "options.hpp"
 #include "output_dump.hpp"
 #include "random.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -91,6 +94,90 @@ std::optional<std::string> implausible(double throughput, const Roof& roof) {
                        throughput, roof.unit, bytes ? "move the data" : "compute", roof.ceiling, roof.unit);
 }
 
+RoofPairs roof_pairs(const std::vector<double>& step_ms, double step_work, const std::vector<double>& roof_ms,
+                     double roof_work) {
+    std::vector<double> percents;
+    for (std::size_t i = 0; i < std::min(step_ms.size(), roof_ms.size()); ++i) {
+        if (step_ms[i] <= 0 || roof_ms[i] <= 0 || roof_work <= 0) continue;
+        percents.push_back(100.0 * (step_work / step_ms[i]) / (roof_work / roof_ms[i]));
+    }
+    if (percents.empty()) return {};
+    const auto [low, high] = std::minmax_element(percents.begin(), percents.end());
+    return {median(percents), *low, *high, static_cast<int>(percents.size())};
+}
+
+std::string describe(const RoofPairs& pairs) {
+    if (pairs.pairs == 0) return "-";
+    const char* word = pairs.above() ? " above" : pairs.level() ? " level with" : "";
+    return fmt::format("{:.1f}%{} ({:.1f}-{:.1f})", pairs.median_percent, word, pairs.low_percent, pairs.high_percent);
+}
+
+PairedRoof::PairedRoof(std::string name, std::string unit, double ceiling, Work work)
+    : name_(std::move(name)), unit_(std::move(unit)), ceiling_(ceiling), work_(std::move(work)) {
+    if (!work_.run) throw std::logic_error("PairedRoof: the roof needs a run");
+}
+
+std::vector<double> PairedRoof::time_alone(const TimingOptions& options) {
+    TimingOptions roof_options = options;
+    roof_options.flush_l2 = work_.flush_l2;
+    std::vector<double> times =
+        timed_runs(cuda_timing_backend(roof_options.device_wide), work_.run, roof_options, work_.reset);
+    if (samples_ms_.empty()) samples_ms_ = times;
+    return times;
+}
+
+Roof PairedRoof::roof() const {
+    std::vector<double> rates;
+    for (const double ms : samples_ms_) {
+        if (ms > 0) rates.push_back(work_.work_per_run / (ms * 1e-3) / 1e9);
+    }
+    if (rates.empty()) return {name_, 0.0, unit_, ceiling_};
+    const auto [low, high] = std::minmax_element(rates.begin(), rates.end());
+    return {fmt::format("{}, timed beside the steps: {:.1f}-{:.1f} over {} runs, median", name_, *low, *high,
+                        rates.size()),
+            median(rates), unit_, ceiling_};
+}
+
+RoofPairs PairedRoof::versus(const StepInfo& step, std::string_view variant) const {
+    const std::string key = fmt::format("{}|{}", step.id, variant);
+    for (const auto& [name, pairs] : versus_) {
+        if (name == key) return pairs;
+    }
+    return {};
+}
+
+std::string PairedRoof::versus_text(const StepInfo& step, std::string_view variant) const {
+    return describe(versus(step, variant));
+}
+
+Companion PairedRoof::companion() const { return {work_.run, work_.reset, work_.flush_l2}; }
+
+RoofPairs PairedRoof::add(const StepInfo& step, std::string_view variant, const std::vector<double>& step_ms,
+                          double step_work, const std::vector<double>& roof_ms) {
+    // The roof measured alone (time_alone) stands in only until runs beside the steps exist.
+    if (!paired_) samples_ms_.clear();
+    paired_ = true;
+    samples_ms_.insert(samples_ms_.end(), roof_ms.begin(), roof_ms.end());
+    const RoofPairs pairs = roof_pairs(step_ms, step_work, roof_ms, work_.work_per_run);
+    const std::string key = fmt::format("{}|{}", step.id, variant);
+    for (auto& [name, existing] : versus_) {
+        if (name == key) {
+            existing = pairs;
+            return pairs;
+        }
+    }
+    versus_.emplace_back(key, pairs);
+    return pairs;
+}
+
+PairedRoof fp32_fma_paired_roof(double run_ms) {
+    FmaChainRun chains = fp32_fma_chain_run(run_ms);
+    const double theoretical = current_device().fp32_peak_gflops();
+    return PairedRoof(fmt::format("FP32 FMA chain, {:.0f} ms runs (theoretical {:.0f})", run_ms, theoretical), "GFLOP/s",
+                      theoretical,
+                      {.run = std::move(chains.run), .reset = {}, .work_per_run = chains.flops_per_run, .flush_l2 = false});
+}
+
 PerfTable make_table(std::string problem, Roof roof, std::string unit, std::vector<std::string> extra_columns) {
     print_banner();
     results().set_problem(problem);
@@ -158,8 +245,13 @@ std::string timed_run_key(const StepInfo& step, std::string_view variant, int ru
                            : fmt::format("time {} {} run {}", step.id, variant, run);
 }
 
-PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
-                     std::string unit, const TimingOptions& options, std::string variant) {
+namespace {
+
+// time_step's timing and checks, with `paired` (may be null) timed beside the step; its times of
+// the timed runs go to `roof_ms`, the step's to `step_ms`. Sets the record's verdict and ms only.
+PerfRecord time_and_check(const StepInfo& step, const TimedStep& timed, std::string unit,
+                          const TimingOptions& options, std::string variant, const PairedRoof* paired,
+                          std::vector<double>& step_ms, std::vector<double>& roof_ms) {
     PerfRecord record;
     record.unit = std::move(unit);
     record.variant = std::move(variant);
@@ -214,12 +306,22 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
         };
         TimingOptions warmup = options;
         warmup.repeats = 0;
-        (void)timed_runs(backend, timed.run, warmup, reset);
         TimingOptions timed_options = options;
         timed_options.warmup = 0;
         timed_options.warmup_ms = 0.0;
-        next_timed = 0;
-        record.ms = median(timed_runs(backend, timed.run, timed_options, reset, after));
+        if (paired != nullptr) {
+            const Companion roof = paired->companion();
+            (void)paired_timed_runs(backend, timed.run, roof, warmup, reset);
+            next_timed = 0;
+            PairedTimes times = paired_timed_runs(backend, timed.run, roof, timed_options, reset, after);
+            step_ms = std::move(times.work);
+            roof_ms = std::move(times.companion);
+        } else {
+            (void)timed_runs(backend, timed.run, warmup, reset);
+            next_timed = 0;
+            step_ms = timed_runs(backend, timed.run, timed_options, reset, after);
+        }
+        record.ms = median(step_ms);
         CUDA_CHECK_SYNC();
         if (second_failed) return *second_failed;
         const Comparison last = timed.verify();
@@ -230,6 +332,18 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
         }
         return judge_with_guards(step, last);
     });
+    return record;
+}
+
+}  // namespace
+
+PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
+                     std::string unit, const TimingOptions& options, std::string variant, PairedRoof* beside) {
+    std::vector<double> step_ms;
+    std::vector<double> roof_ms;
+    PerfRecord record =
+        time_and_check(step, timed, std::move(unit), options, std::move(variant), beside, step_ms, roof_ms);
+    if (beside != nullptr && record.verdict.passed()) (void)beside->add(step, record.variant, step_ms, work_per_run, roof_ms);
     if (record.verdict.passed() && record.ms > 0) {
         record.throughput = work_per_run / (record.ms * 1e-3) / 1e9;
         if (auto why = implausible(record.throughput, table.roof())) {
@@ -237,6 +351,25 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
             record.throughput = 0;
         } else {
             record.percent_of_roof = table.percent_of_roof(record.throughput);
+        }
+    }
+    if (record.verdict.status != Status::not_selected) results().record_perf(step, record);
+    return record;
+}
+
+PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, PairedRoof& roof,
+                     std::string unit, const TimingOptions& options, std::string variant) {
+    std::vector<double> step_ms;
+    std::vector<double> roof_ms;
+    PerfRecord record = time_and_check(step, timed, std::move(unit), options, std::move(variant), &roof, step_ms, roof_ms);
+    if (record.verdict.status == Status::not_selected) return record;
+    if (record.verdict.passed() && record.ms > 0) {
+        record.throughput = work_per_run / (record.ms * 1e-3) / 1e9;
+        if (auto why = implausible(record.throughput, Roof{"", 0, roof.unit(), roof.ceiling()})) {
+            record.verdict = {Status::wrong, fmt::format("step {}: {}", step.id, *why)};
+            record.throughput = 0;
+        } else {
+            record.percent_of_roof = roof.add(step, record.variant, step_ms, work_per_run, roof_ms).median_percent;
         }
     }
     results().record_perf(step, record);

@@ -15,6 +15,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cl {
 
@@ -52,9 +54,13 @@ struct TimedStep {
 /// (untimed) run, the timed run on the second input set and the last timed run, records every timed
 /// run's outputs in the output dump (when the grader asks for one), checks the guard bands and that
 /// the throughput is physically possible. Prints nothing; records the perf result under `variant`,
-/// never throws.
+/// never throws. With `beside` (a baseline such as a library's, declared below), that baseline runs
+/// once before every run of the step and the pairs are kept in it (beside->versus(step, variant));
+/// the % of roof stays the table's.
+class PairedRoof;
 PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
-                     std::string unit, const TimingOptions& options = {}, std::string variant = {});
+                     std::string unit, const TimingOptions& options = {}, std::string variant = {},
+                     PairedRoof* beside = nullptr);
 
 /// The timed run (0 .. repeats-2: the last run stays on the main set, and is verified there)
 /// that uses the second input set, drawn from the run's seed and the step (and variant), so
@@ -90,6 +96,77 @@ Comparison first_failure(std::span<const Problem> problems, const std::function<
     }
     return last;
 }
+
+/// A step's throughput against the roof timed beside it: each timed run of the step over the roof
+/// run just before it, in percent.
+struct RoofPairs {
+    double median_percent = 0;
+    double low_percent = 0;   ///< the lowest pair
+    double high_percent = 0;  ///< the highest pair
+    int pairs = 0;
+    /// Above the roof only when every pair is; level with it when the pairs lie on both sides of 100%.
+    bool above() const noexcept { return pairs > 0 && low_percent > 100.0; }
+    bool level() const noexcept { return pairs > 0 && !above() && high_percent >= 100.0; }
+};
+
+/// "101.9% above (100.4-103.1)", "99.6% level with (97.9-101.8)", "62.0% (61.1-63.0)", or "-" without pairs.
+std::string describe(const RoofPairs& pairs);
+
+/// The same pairs from the times of each pair (step_ms[i] beside roof_ms[i]) and the work each run does.
+RoofPairs roof_pairs(const std::vector<double>& step_ms, double step_work, const std::vector<double>& roof_ms,
+                     double roof_work);
+
+/// A roof timed beside the steps it is compared with: time_step runs it once before every run of the
+/// step, in the warm-up as in the timed runs (roof, step, roof, step, ...), so that both see the same
+/// clocks and power state (a library's roof timed once, alone, in another warm-up, can be off by the
+/// power state by more than the gap it measures). Every timed roof run is kept: roof() gives their
+/// median and spread over the whole run, versus() what each step reached against the runs beside it.
+class PairedRoof {
+public:
+    struct Work {
+        std::function<void()> run;    ///< enqueues the roof's work once
+        std::function<void()> reset;  ///< may be empty; untimed, before every run
+        double work_per_run = 0;      ///< in the unit's base (bytes, flops): unit x 1e9 per second
+        bool flush_l2 = true;
+    };
+    /// `name` says what the roof is ("cuBLAS FP16 in, FP32 accumulate"); `ceiling` as in Roof.
+    PairedRoof(std::string name, std::string unit, double ceiling, Work work);
+
+    /// Times the roof alone, as a step is timed (`options`' warm-up and repeats), when no step has been
+    /// timed beside it yet: a value for the tables made before any step. Returns its times.
+    std::vector<double> time_alone(const TimingOptions& options = {});
+    /// Every timed roof run so far (ms), in order.
+    const std::vector<double>& samples_ms() const noexcept { return samples_ms_; }
+    /// The roof over the run: the median of every timed run's throughput, the spread in its name
+    /// ("cuBLAS ..., beside the steps: 631.2-652.3 over 45 runs").
+    Roof roof() const;
+    /// What `step` (and `variant`) reached beside the roof: its pairs, or none when it was not timed.
+    RoofPairs versus(const StepInfo& step, std::string_view variant = {}) const;
+    /// The same as a table cell (describe()).
+    std::string versus_text(const StepInfo& step, std::string_view variant = {}) const;
+    /// The roof as time_step's companion.
+    Companion companion() const;
+    /// Records one step's paired times (time_step does).
+    RoofPairs add(const StepInfo& step, std::string_view variant, const std::vector<double>& step_ms, double step_work,
+                  const std::vector<double>& roof_ms);
+    double ceiling() const noexcept { return ceiling_; }
+    const std::string& unit() const noexcept { return unit_; }
+
+private:
+    std::string name_;
+    std::string unit_;
+    double ceiling_ = 0;
+    Work work_;
+    std::vector<double> samples_ms_;
+    bool paired_ = false;  ///< samples_ms_ holds runs beside steps (else the run alone, if any)
+    std::vector<std::pair<std::string, RoofPairs>> versus_;
+};
+
+/// time_step with the roof timed beside the step (PairedRoof): the record's percent_of_roof is the
+/// median of the pairs, and the implausibility check uses the roof's ceiling. The pairs are kept in
+/// `roof` (roof.versus(step, variant)).
+PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, PairedRoof& roof,
+                     std::string unit, const TimingOptions& options = {}, std::string variant = {});
 
 /// The roof of memory-bound labs: device-to-device cudaMemcpy, measured in this run through
 /// median_ms with the same flush as the steps; its ceiling is the theoretical DRAM bandwidth.

@@ -94,15 +94,6 @@ private:
 
 }  // namespace
 
-double median(std::vector<double> values) {
-    if (values.empty()) return 0.0;
-    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), middle, values.end());
-    if (values.size() % 2 == 1) return *middle;
-    const double upper = *middle;
-    const double lower = *std::max_element(values.begin(), middle);
-    return (lower + upper) / 2.0;
-}
 
 double host_median_ms(const std::function<void()>& work, int repeats) {
     std::vector<double> times;
@@ -114,9 +105,12 @@ double host_median_ms(const std::function<void()>& work, int repeats) {
     return median(std::move(times));
 }
 
-std::vector<double> timed_runs(TimingBackend& backend, const std::function<void()>& work,
-                               const TimingOptions& options, const std::function<void()>& reset,
-                               const std::function<void(int)>& after_timed_run) {
+namespace {
+
+// The loop behind timed_runs and paired_timed_runs; `companion` may be null.
+PairedTimes run_loop(TimingBackend& backend, const std::function<void()>& work, const Companion* companion,
+                     const TimingOptions& options, const std::function<void()>& reset,
+                     const std::function<void(int)>& after_timed_run) {
     backend.prepare();
     const double extra_ms = backend.extra_warmup_ms();
     const double warmup_ms = options.warmup_ms + extra_ms;
@@ -124,25 +118,63 @@ std::vector<double> timed_runs(TimingBackend& backend, const std::function<void(
     const double warmup_start = backend.now_ms();
     for (int run = 0; run < max_runs; ++run) {
         if (run >= options.warmup && backend.now_ms() - warmup_start >= warmup_ms) break;
+        if (companion != nullptr) {
+            if (companion->reset) companion->reset();
+            companion->work();
+            backend.synchronize();
+        }
         if (reset) reset();
         work();
         backend.synchronize();
     }
-    std::vector<double> times;
-    times.reserve(static_cast<std::size_t>(std::max(options.repeats, 0)));
+    PairedTimes times;
+    const auto repeats = static_cast<std::size_t>(std::max(options.repeats, 0));
+    times.work.reserve(repeats);
+    if (companion != nullptr) times.companion.reserve(repeats);
     for (int run = 0; run < options.repeats; ++run) {
+        if (companion != nullptr) {
+            if (companion->reset) companion->reset();
+            if (companion->flush_l2) backend.flush();
+            times.companion.push_back(backend.time_ms(companion->work));
+        }
         if (reset) reset();
         if (options.flush_l2) backend.flush();
-        times.push_back(backend.time_ms(work));
+        times.work.push_back(backend.time_ms(work));
         if (after_timed_run) after_timed_run(run);
     }
     return times;
+}
+
+}  // namespace
+
+std::vector<double> timed_runs(TimingBackend& backend, const std::function<void()>& work,
+                               const TimingOptions& options, const std::function<void()>& reset,
+                               const std::function<void(int)>& after_timed_run) {
+    return run_loop(backend, work, nullptr, options, reset, after_timed_run).work;
+}
+
+PairedTimes paired_timed_runs(TimingBackend& backend, const std::function<void()>& work, const Companion& companion,
+                              const TimingOptions& options, const std::function<void()>& reset,
+                              const std::function<void(int)>& after_timed_run) {
+    return run_loop(backend, work, &companion, options, reset, after_timed_run);
 }
 
 TimingBackend& cuda_timing_backend(bool device_wide) {
     static CudaTimingBackend on_default_stream(false);
     static CudaTimingBackend whole_device(true);
     return device_wide ? static_cast<TimingBackend&>(whole_device) : on_default_stream;
+}
+
+int spend_first_warmup(TimingBackend& backend) {
+    const double extra_ms = backend.extra_warmup_ms();
+    if (extra_ms <= 0.0) return 0;
+    const double start = backend.now_ms();
+    int runs = 0;
+    for (; runs < kMaxFirstWarmupRuns && backend.now_ms() - start < extra_ms; ++runs) {
+        backend.flush();
+        backend.synchronize();
+    }
+    return runs;
 }
 
 double median_ms(const std::function<void()>& work, const TimingOptions& options, const std::function<void()>& reset) {

@@ -4,6 +4,8 @@
 // every timed run has to do the whole work again; memory-bound work gets the L2 flushed.
 #pragma once
 
+#include "statistics.hpp"  // median, for the callers of median_ms
+
 #include <functional>
 #include <vector>
 
@@ -38,9 +40,37 @@ std::vector<double> timed_runs(TimingBackend& backend, const std::function<void(
                                const TimingOptions& options, const std::function<void()>& reset = {},
                                const std::function<void(int)>& after_timed_run = {});
 
+/// A second workload timed beside the first (a roof beside the step it is compared with): one run
+/// of it before every run of the first, in the warm-up as in the timed runs, so that both see the
+/// same clocks and power state.
+struct Companion {
+    std::function<void()> work;   ///< enqueues the companion's work once
+    std::function<void()> reset;  ///< may be empty; runs before every companion run, untimed
+    bool flush_l2 = true;         ///< the read-only flush before every timed companion run
+};
+
+/// Every timed run's time of the work and of its companion, in order: companion[i] ran just before work[i].
+struct PairedTimes {
+    std::vector<double> work;
+    std::vector<double> companion;
+};
+
+/// timed_runs with `companion` run before every run of `work` (companion, work, companion, work, ...):
+/// in the warm-up both run untimed and both count towards its time and its run cap; before each timed
+/// run of `work` the companion is reset, flushed (when its flush_l2 says so) and timed.
+PairedTimes paired_timed_runs(TimingBackend& backend, const std::function<void()>& work, const Companion& companion,
+                              const TimingOptions& options, const std::function<void()>& reset = {},
+                              const std::function<void(int)>& after_timed_run = {});
+
 /// The CUDA backend: events on the default stream, or the host clock around a device-wide
 /// synchronize when `device_wide`; the flush reads (never writes) a buffer twice the L2.
 TimingBackend& cuda_timing_backend(bool device_wide);
+
+/// Spends the backend's extra first warm-up (the wake-up of an idle GPU that the process's first
+/// timing would otherwise take, kFirstWarmupMs) now, on flushes (read-only sweeps), unless a timing
+/// already had it: what is timed next (a roof, measured once before the steps) then gets the steps'
+/// own warm-up and no longer one. Returns the flushes it ran.
+int spend_first_warmup(TimingBackend& backend);
 
 /// Median time in milliseconds of `work`, which enqueues device work. `reset` (may be empty)
 /// runs before every run, untimed. Throws CudaError if any run fails.
@@ -49,9 +79,6 @@ double median_ms(const std::function<void()>& work, const TimingOptions& options
 
 /// Median wall-clock time in milliseconds of host work (the CPU reference rows).
 double host_median_ms(const std::function<void()>& work, int repeats = 3);
-
-/// Median of `values` (copied; the input is left as it is). 0 for an empty input.
-double median(std::vector<double> values);
 
 /// Throughput helpers: bytes moved or operations done per `ms`.
 inline double gigabytes_per_second(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }

@@ -11,9 +11,10 @@ opened itself, checks that the result is a regular file, and reads at most a giv
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
+
+from coursemodel.results import CONTROL  # the characters no text keeps: one definition, in the model
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -147,9 +148,6 @@ def is_under(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-# C0 controls but tab and newline, DEL, C1 controls, and the Unicode controls that reorder or hide
-# text (bidirectional overrides and isolates, zero-width joiners and marks).
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def clean_text(text: str) -> str:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Grades the GPU fixture submissions (grading/fixtures.py: each a reference solution with one
+# Grades the GPU fixture submissions (grading/tests/fixture_cases.py: each a reference solution with one
 # defect, or an attack on the grader) on a machine with a GPU and bubblewrap, as root, the way an
 # instructor would, and checks each grade against what it must be (the check CI cannot make):
 #   bash grading/tests/gpu_fixtures.sh OUTDIR
@@ -18,7 +18,7 @@
 #   SET=repeat   the solution graded 5 times (REPEAT=5) on labs 01, 04, 06 and 09.
 # REPEAT=N grades N copies of every fixture (NAME-1 ... NAME-N, each with its own seed) in one
 # run, checks every copy as NAME, and prints each lab's scores, lab by copy. TOOLS: the sanitizers
-# (default the course's configuration's), GPU_ARCH (default 90), SANITIZER_TIMEOUT (s, default
+# (default the course's configuration's), GPU_ARCH (default: python3 -m coursemodel.build --print-gpu-arch), SANITIZER_TIMEOUT (s, default
 # 240). The references and starters are built once, first; the fixtures are graded in groups of the
 # same labs and configuration (the references run once per group).
 set -u
@@ -87,9 +87,10 @@ config["object_check"]["on_violation"] = "review"
 config["sanitizers"]["tools"] = []
 json.dump(config, open(f"{work}/config-review.json", "w"))
 PY
-common=(--gpu-arch "${GPU_ARCH:-90}" --reference-dir "$work/ref" --scratch "$work")
+GPU_ARCH=${GPU_ARCH:-$(python3 -m coursemodel.build --print-gpu-arch)}
+common=(--gpu-arch "$GPU_ARCH" --reference-dir "$work/ref" --scratch "$work")
 echo "building the references and starters of $labs" | tee "$out/grade.log"
-PYTHONUNBUFFERED=1 python3 -m grading build-reference --labs "$labs" --gpu-arch "${GPU_ARCH:-90}" \
+PYTHONUNBUFFERED=1 python3 -m grading build-reference --labs "$labs" --gpu-arch "$GPU_ARCH" \
   --reference-dir "$work/ref" >>"$out/grade.log" 2>&1 || { cat "$out/grade.log"; exit 2; }
 echo "references built at $(( $(date +%s) - start )) s" | tee -a "$out/grade.log"
 for name in $subs; do
@@ -261,7 +262,7 @@ def total(entry, key):
     return round(sum(s[key] for s in entry["steps"]), 4)
 
 def issue28_checks():
-    """Issue 28's fixtures (fixtures.py): attacks that behave honestly only where a run is looked at,
+    """Issue 28's fixtures (fixture_cases.py): attacks that behave honestly only where a run is looked at,
     judged against their honest baselines and, for the pointer-dependent ones, against the logs of
     the runs the grader kept (each fixture prints a line when it takes its dishonest path)."""
     for memo, naive, lab_name in (("memoize-matmul", "naive-matmul", "04-matmul-tiled"),

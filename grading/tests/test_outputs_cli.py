@@ -50,6 +50,14 @@ class OutputsTest(TempDirTest):
         self.assertEqual(sum(t["score"] for t in results["tests"]), results["score"])
         json.dumps(results)  # serialisable
 
+    def test_markdown_report_shows_the_students_design_escaped(self):
+        grade = sample_grade()
+        grade.labs[0].steps[1].design = "*tiles* | <b>[x](y)"
+        text = outputs.markdown(grade)
+        line = next(line for line in text.splitlines() if line.startswith("| 2 |"))
+        self.assertIn("(design: \\*tiles\\* \\| \\<b\\>\\[x\\](y))", line)  # no link, no tag, one cell
+        self.assertNotIn("design", next(line for line in text.splitlines() if line.startswith("| 1 |")))
+
     def test_markdown_report_says_why_every_point_was_lost(self):
         text = outputs.markdown(sample_grade())
         self.assertIn("**Total: 1.5 / 4**", text)

@@ -5,6 +5,7 @@ submission holds, the compiled student file checked against the starter's. Witho
 harness exits 77 and the lab must be 'not graded: no GPU'; a forged-results initializer is
 refused before anything runs, GPU or not."""
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ from pathlib import Path
 from grading import runner
 from grading.config import Config
 from grading.course import Course
-from grading.fixtures import make_basic, make_gpu
+from grading.tests.fixture_cases import make_basic, make_gpu
 from grading.grade import Grader, Reference, ReferenceLab
 from grading.seeds import Seeds
 from grading.tests.helpers import REPO, TempDirTest, sandbox_for_tests
@@ -44,8 +45,12 @@ class RealBuildTest(TempDirTest):
     def setUpClass(cls):
         # One reference for the class: the starter (the object check's baseline) is built once, by
         # the first test that gets that far, as a grading run builds it once for every submission.
-        cls.reference_dir = Path(tempfile.mkdtemp(prefix="grading-test-ref-"))
-        cls.reference_dir.chmod(0o700)
+        # In a folder per checkout, the same from run to run: the compiler cache then serves the
+        # starter's build (meson's unity file of common/ and __FILE__ name sources by absolute path).
+        digest = hashlib.sha1(str(REPO.resolve()).encode()).hexdigest()[:10]
+        cls.reference_dir = Path(tempfile.gettempdir()) / f"real-build-test-ref-{os.getuid()}-{digest}"
+        shutil.rmtree(cls.reference_dir, ignore_errors=True)
+        cls.reference_dir.mkdir(mode=0o700)
         cls.course = Course(REPO)
         cls.labs = cls.course.select(["01-matadd"])
         cls.config = Config.load(REPO / "grading" / "grading.json")

@@ -103,6 +103,12 @@ class OutsideTheProcessTest(FakeGradeBase):
         super().setUp()
         self.secret = plant_secret(self.tmp)
 
+    def test_the_grader_removes_the_characters_the_model_does(self):
+        from coursemodel import results
+        from grading import safeio
+        self.assertIs(safeio.CONTROL, results.CONTROL)  # one definition, in the model
+        self.assertEqual(safeio.clean_line(self.CONTROL), results.line(self.CONTROL))
+
     def test_control_characters_reach_no_log_line_csv_cell_or_markdown_line(self):
         import contextlib
         import io

@@ -120,3 +120,25 @@ class SanitizerGradingTest(fake.FakeGradeBase):
         self.assertEqual([s.correctness_status for s in lab.steps], ["sanitizer", "sanitizer"])
         self.assertEqual(lab.score, 0.0)
         json.dumps([s.reasons for s in lab.steps])
+
+
+class OneFinderTest(TempDirTest):
+    """compute-sanitizer is found one way: coursemodel.sanitizers.find_sanitizer, which the grader and
+    the sandbox's own tool folders use alike (a tool the sandbox binds is the one the grader runs)."""
+
+    def test_the_sandbox_finds_the_sanitizer_the_grader_runs(self):
+        from coursemodel.sanitizers import find_sanitizer
+        from grading.sandbox import Sandbox
+        bin_dir = fake_sanitizer(self.tmp)
+        with mock.patch.dict(os.environ, {"PATH": f"{bin_dir}:{os.environ['PATH']}"}):
+            self.assertEqual(find_sanitizer(), str(bin_dir / "compute-sanitizer"))
+            self.assertEqual(Sandbox._which("compute-sanitizer"), find_sanitizer())
+            self.assertIn(str(bin_dir), Sandbox.tool_paths())
+
+    def test_no_finder_of_its_own_outside_the_sandbox(self):
+        from pathlib import Path
+        root = Path(__file__).resolve().parents[2]
+        callers = [str(path.relative_to(root)) for folder in ("grading", "coursemodel", "tools")
+                   for path in (root / folder).rglob("*.py")
+                   if path.name != "sandbox.py" and path != Path(__file__).resolve() and "_which(" in path.read_text()]
+        self.assertEqual(callers, [], "find compute-sanitizer with coursemodel.sanitizers.find_sanitizer")

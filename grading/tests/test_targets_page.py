@@ -94,6 +94,8 @@ class TargetsPageTest(unittest.TestCase):
                for step, rule in spec.get("steps", {}).items() if any(key in rule for key in RATIO_KEYS)}
         own |= {(lab, "every other") for lab, spec in self.config.data.get("labs", {}).items()
                 if any(key in spec for key in RATIO_KEYS)}  # a lab's own thresholds for its other steps
+        own |= {(lab, step) for lab, steps in self.config.lab_rules.items()  # the labs' catalogues
+                for step, rule in steps.items() if any(key in rule for key in RATIO_KEYS)}
         self.assertEqual(listed, own, "docs/targets.md lists exactly the steps with their own thresholds")
 
     def test_the_table_parser_reads_rows_by_heading(self):

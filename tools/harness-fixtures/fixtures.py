@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the course's root: its coursemodel package
 from coursemodel import results  # noqa: E402
-from grading.fixtures import GPU_CASES, replace_once  # noqa: E402  the grader's GPU cases: the same edits
+from grading.tests.fixture_cases import GPU_CASES, replace_once  # noqa: E402  the grader's GPU cases: the same edits
 
 TF32_HELPERS = """// FIXTURE (tf32): rounds to TF32 (10 mantissa bits), as tensor-core "FP32" GEMM does.
 __device__ __forceinline__ float round_to_tf32(float x) {

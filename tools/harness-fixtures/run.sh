@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Builds every harness fixture (tools/harness-fixtures/fixtures.py) in place of the student file,
 # in a temporary copy of the course, runs the lab's harness on the GPU and checks the verdict.
-#   tools/harness-fixtures/run.sh [--build-only] [GPU_ARCH]     (default 90)
+#   tools/harness-fixtures/run.sh [--build-only] [GPU_ARCH]
+# (GPU_ARCH default: python3 -m coursemodel.build --print-gpu-arch, the H100's)
 # Prints PASS/FAIL per fixture with the harness's message; exits 1 if any fixture was accepted.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build_only=0
 if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
-arch=${1:-90}
+arch=${1:-$(cd "$root" && python3 -m coursemodel.build --print-gpu-arch)}
 seed=${LAB_SEED:-12345}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

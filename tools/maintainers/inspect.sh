@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Runs the Inspect commands of the chapters of labs 01 to 07 (and of the divergence demo) on the
-# reference solutions, on a GPU: each solution compiled with -Xptxas -v (registers, spills, shared
-# and constant memory per kernel), then each chapter's ncu command, one launch per step. Everything
+# reference solutions, on a GPU: each solution compiled again with the build's own nvcc command plus
+# -Xptxas -v (registers, spills, shared and constant memory per kernel), then each chapter's ncu
+# command, one launch per step. Everything
 # goes to ${OUT:-inspect-logs}/inspect.log, in chapter order, for pasting into the chapters.
 # Usage: [OUT=dir] [BUILD=dir] [LABS=03-matmul-naive,05-transpose] tools/maintainers/inspect.sh [GPU_ARCH]
-# (default 90, the H100; needs ncu). LABS: only these labs, and no demo.
+# (default: python3 -m coursemodel.build --print-gpu-arch, the H100's; needs ncu). LABS: only these
+# labs, and no demo.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-inspect-logs}
-arch=${1:-90}
+arch=${1:-$(python3 -m coursemodel.build --print-gpu-arch)}
 build=${BUILD:-build-inspect}
 labs=(01-matadd 02-coalescing 03-matmul-naive 04-matmul-tiled 05-transpose 06-reduction 07-atomics)
 only=${LABS:-}
@@ -17,7 +19,7 @@ selected() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 chosen=()
 for lab in "${labs[@]}"; do selected "$lab" && chosen+=("$lab"); done
 labs=("${chosen[@]}")
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd)  # absolute: the compiles below run in the build folder
 log="$out/inspect.log"
 : >"$log"
 say() { printf '%s\n' "$*" | tee -a "$log"; }
@@ -42,18 +44,21 @@ say "inspect: solutions built in $build ($((SECONDS - start)) s); nvcc $(nvcc --
 say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 
 # --- -Xptxas -v: every solution file, compiled in parallel, printed in order -------------------
+# The command is the build's own (coursemodel.build --compile-command: its flags, includes and
+# architectures), with -Xptxas -v and the object written under $out.
 source_of() { python3 -m coursemodel.labs get . "$1" student_files | head -n 1; }
 start=$SECONDS
 for lab in "${labs[@]}"; do
   src=$(source_of "$lab")
-  ( nvcc -std=c++20 -arch="sm_$arch" --expt-relaxed-constexpr -Xptxas -v -Icommon -Ilabs/"$lab" \
-      -c "solutions/$lab/$src" -o "$out/$lab.o" 2>&1 | c++filt | grep -E "Compiling|Used|spill" \
+  command=$(python3 -m coursemodel.build "$build" --compile-command "solutions/$lab/$src" \
+    --output "$out/$lab.o") || exit 1
+  ( cd "$build" && eval "$command -Xptxas -v" 2>&1 | c++filt | grep -E "Compiling|Used|spill" \
       >"$out/ptxas-$lab.txt" ) &
 done
 wait
 for lab in "${labs[@]}"; do
   say ""
-  say "=== $lab: nvcc -arch=sm_$arch -Xptxas -v solutions/$lab/$(source_of "$lab")"
+  say "=== $lab: nvcc (the build's flags, gpu_arch $arch) -Xptxas -v solutions/$lab/$(source_of "$lab")"
   tee -a "$log" <"$out/ptxas-$lab.txt"
   rm -f "$out/$lab.o"
 done

@@ -147,7 +147,7 @@ int init_only(const float* image, int width, int height, float threshold, int*, 
 int init_and_hook(const float* image, int width, int height, float threshold, int* labels, LabelWorkspace workspace,
                   int max_rounds) {
     init_only(image, width, height, threshold, labels, workspace, max_rounds);
-    union_find_hook_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, width, height);
+    components_open_step_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, width, height);
     CUDA_CHECK_LAUNCH();
     return 2;
 }
@@ -157,13 +157,13 @@ int global_union_find(const float* image, int width, int height, float threshold
                       LabelWorkspace workspace, int max_rounds) {
     init_only(image, width, height, threshold, labels, workspace, max_rounds);
     if constexpr (kSkipImplied) {
-        union_find_hook_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, width, height);
+        components_open_step_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, width, height);
     } else {
         hook_every_neighbour_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, width, height);
     }
     CUDA_CHECK_LAUNCH();
     if constexpr (kWriteBack) {
-        union_find_jump_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, labels, width, height);
+        components_open_step_labels_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, labels, width, height);
     } else {
         jump_only_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, labels, width, height);
     }
@@ -181,7 +181,7 @@ int block_local_union_find(const float* image, int width, int height, float thre
     hook_tile_borders_kernel<kRows><<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, width, height);
     CUDA_CHECK_LAUNCH();
     if (kKernels == 2) return 2;
-    union_find_jump_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, labels, width, height);
+    components_open_step_labels_kernel<<<probe_grid(width, height), kLabelBlock>>>(workspace.scratch, labels, width, height);
     CUDA_CHECK_LAUNCH();
     return 3;
 }
