@@ -68,7 +68,7 @@ cudaError_t add_matrices(const float* a, const float* b, float* c, int rows, int
 
 namespace matadd {
 
-// TODO(step 4): name your design of step 4 in a few words (printable ASCII); your
+// TODO(step 4): name your design of step 4 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 4.
 const char kOpenStepDesign[] = "";

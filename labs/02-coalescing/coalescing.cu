@@ -57,7 +57,7 @@ __global__ void copy_open_step_kernel(const float* __restrict__ in, float* __res
 
 namespace coalescing {
 
-// TODO(step 5): name your design of step 5 in a few words (printable ASCII); your
+// TODO(step 5): name your design of step 5 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 5.
 const char kOpenStepDesign[] = "";

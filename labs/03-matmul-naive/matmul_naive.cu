@@ -63,7 +63,7 @@ __global__ void matmul_view_kernel(MatrixView<const float> a, MatrixView<const f
 
 namespace matmul_naive {
 
-// TODO(step 3): name your design of step 3 in a few words (printable ASCII); your
+// TODO(step 3): name your design of step 3 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 3.
 const char kOpenStepDesign[] = "";

@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(Tiling<kBm, kBn, kBk, kTm, kTn>::kThreads, kMi
 
 namespace matmul_tiled {
 
-// TODO(step 6): name your design of step 6 in a few words (printable ASCII); your
+// TODO(step 6): name your design of step 6 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 6.
 const char kOpenStepDesign[] = "";

@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(kProbeThreads)
 
 namespace transpose {
 
-// TODO(step 4): name your design of step 4 in a few words (printable ASCII); your
+// TODO(step 4): name your design of step 4 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 4.
 const char kOpenStepDesign[] = "";

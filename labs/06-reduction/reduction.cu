@@ -139,7 +139,7 @@ __global__ void reduce_open_step_kernel(const int* in, std::size_t count, int* o
 
 namespace reduction {
 
-// TODO(step 8): name your design of step 8 in a few words (printable ASCII); your
+// TODO(step 8): name your design of step 8 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 8.
 const char kOpenStepDesign[] = "";

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) reduce_single_pass_kernel(const int*
 
 namespace atomics {
 
-// TODO(step 2): name your design of step 2 in a few words (printable ASCII); your
+// TODO(step 2): name your design of step 2 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 2.
 const char kOpenStepDesign[] = "";

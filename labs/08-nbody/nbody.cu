@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(con
 
 namespace nbody {
 
-// TODO(step 7): name your design of step 7 in a few words (printable ASCII); your
+// TODO(step 7): name your design of step 7 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 7.
 const char kOpenStepDesign[] = "";

@@ -190,7 +190,7 @@ void run_open_step([[maybe_unused]] const Pipeline& p) {
 
 namespace streams {
 
-// TODO(step 8): name your design of step 8 in a few words (printable ASCII); your
+// TODO(step 8): name your design of step 8 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 8.
 const char kOpenStepDesign[] = "";

@@ -180,7 +180,7 @@ void reuse_open_step([[maybe_unused]] const ReuseProblem& p) {
 
 namespace unified {
 
-// TODO(step 5): name your design of step 5 in a few words (printable ASCII); your
+// TODO(step 5): name your design of step 5 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 5.
 const char kOpenStepDesign[] = "";

@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(kLabelBlockX * kLabelBlockY)
 
 namespace stencil {
 
-// TODO(step 9): name your design of step 9 in a few words (printable ASCII); your
+// TODO(step 9): name your design of step 9 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 9.
 const char kOpenStepDesign[] = "";

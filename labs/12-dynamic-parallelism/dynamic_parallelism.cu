@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kThreads) mandelbrot_open_step_kernel(Image im
 
 namespace dynamic_parallelism {
 
-// TODO(step 6): name your design of step 6 in a few words (printable ASCII); your
+// TODO(step 6): name your design of step 6 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 6.
 const char kOpenStepDesign[] = "";

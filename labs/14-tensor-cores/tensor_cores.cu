@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_tma_kernel(const __grid_c
 
 namespace tensor_cores {
 
-// TODO(step 4): name your design of step 4 in a few words (printable ASCII); your
+// TODO(step 4): name your design of step 4 in a few words (printable ASCII): your
 // table prints its first 40 characters beside the step's name, and so does your grading
 // report. Lab sheet: README.md, section 4.
 const char kOpenStepDesign[] = "";
