@@ -132,7 +132,12 @@ class EveryLabTest(unittest.TestCase):
     def test_every_solution_passes_against_its_starter(self):
         course = Course(REPO)
         labs = [lab for lab in course.labs() if course.has_solutions(lab)]
-        tmp = Path(tempfile.mkdtemp(prefix="integrity-labs-"))
+        # A folder per checkout, the same from run to run: the compiler cache then serves these 28
+        # compiles (their include paths resolve under it, so a fresh folder each run misses).
+        digest = hashlib.sha1(str(REPO.resolve()).encode()).hexdigest()[:10]
+        tmp = Path(tempfile.gettempdir()) / f"integrity-labs-{os.getuid()}-{digest}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(mode=0o700)
         self.addCleanup(shutil.rmtree, tmp, True)
         build = LabBuild(tmp / "build", REPO, labs, link=False)
         jobs = [(lab, edition) for lab in labs for edition in ("labs", "solutions")]
