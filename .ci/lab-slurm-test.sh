@@ -25,7 +25,10 @@ host=$(hostname -s)
 [ -n "${SLURM_CONF:-}" ] && [ "$(sinfo -h -n "$host" -o %T 2>/dev/null | head -n 1)" = idle ] \
   || { say "SKIP: no idle one-node Slurm (grading/slurm/ci-slurm-test.sh starts one, then runs this)"; exit 77; }
 
-work=$(mktemp -d /tmp/lab-slurm.XXXXXX)
+# A folder per checkout, the same from run to run: the compiler cache then serves its builds (meson
+# names common/ by absolute path), as in .ci/run.
+work=${TMPDIR:-/tmp}/lab-slurm-$(printf '%s' "$(pwd)" | sha256sum | cut -c1-12)
+rm -rf "$work" && mkdir -p "$work"
 chmod 755 "$work"
 drained=0
 cleanup() {

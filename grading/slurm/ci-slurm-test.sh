@@ -54,7 +54,10 @@ for program in slurmctld slurmd sbatch squeue sinfo scontrol scancel munged mung
   command -v "$program" >/dev/null || skip "$program is missing (Debian: apt-get install slurm-wlm)"
 done
 
-work=$(mktemp -d /tmp/slurm-ci.XXXXXX)
+# A folder per checkout, the same from run to run: the compiler cache then serves its builds (meson
+# names common/ by absolute path), as in .ci/run.
+work=${TMPDIR:-/tmp}/slurm-ci-$(printf '%s' "$(pwd)" | sha256sum | cut -c1-12)
+rm -rf "$work" && mkdir -p "$work"
 chmod 755 "$work"
 host=$(hostname -s)
 read -r ctld_port slurmd_port < <(python3 -c '
