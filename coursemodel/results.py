@@ -29,6 +29,9 @@ from pathlib import Path
 
 SCHEMA = "cuda-labs-results/1"
 STATUSES = ("passed", "not_implemented", "wrong", "error", "skipped")
+# A step's verdict in a grade: the harness's own, or one the grader gives from outside the run
+# (compute-sanitizer found an error; the results file lacks the step; the step was not run).
+GRADE_STATUSES = STATUSES + ("sanitizer", "missing", "not_run")
 MAX_BYTES = 4 << 20  # a results file is a few KiB
 MAX_STEPS = 1000
 MAX_VARIANTS = 1000

@@ -482,12 +482,9 @@ def cmd_gradebook(args) -> int:
     summaries = []
     for path in outputs.find_summaries(args.dirs):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            summaries.append(outputs.read_summary(path))
+        except (OSError, outputs.SummaryError) as error:
             print(f"skipping {path}: {error}", file=sys.stderr)
-            continue
-        if data.get("schema") == outputs.SUMMARY_SCHEMA:
-            summaries.append(data)
     if not summaries:
         print("no grade summaries (summary.json) found", file=sys.stderr)
         return EXIT_ERROR

@@ -150,16 +150,12 @@ def gather(items: list[SubmissionId], graded: Path, reasons: dict[str, str] | No
         path = Path(graded) / item.id / "summary.json"
         why = reasons.get(item.id, "no grade: its grading left no summary.json (see the logs)")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = outputs.read_summary(path, item.id)
         except FileNotFoundError:
             found.missing.append((item.id, why))
             continue
-        except (OSError, ValueError) as error:
-            found.missing.append((item.id, f"no grade: {path.name} cannot be read ({error})"))
-            continue
-        if not isinstance(data, dict) or data.get("schema") != outputs.SUMMARY_SCHEMA \
-                or data.get("submission") != item.id:
-            found.missing.append((item.id, f"no grade: {path} is not this submission's summary"))
+        except outputs.SummaryError as error:
+            found.missing.append((item.id, f"no grade: {error}"))
             continue
         found.summaries.append(data)
     return found

@@ -27,10 +27,12 @@ def _points(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else f"{int(value)}"
 
 
+VERDICT_WORDS = {"passed": "pass", "not_implemented": "not implemented", "wrong": "WRONG", "error": "ERROR",
+                 "skipped": "not run", "missing": "missing", "not_run": "-", "sanitizer": "SANITIZER"}
+
+
 def _verdict_word(step: StepGrade) -> str:
-    return {"passed": "pass", "not_implemented": "not implemented", "wrong": "WRONG", "error": "ERROR",
-            "skipped": "not run", "missing": "missing", "not_run": "-", "sanitizer": "SANITIZER"}.get(step.correctness_status,
-                                                                          step.correctness_status)
+    return VERDICT_WORDS.get(step.correctness_status, step.correctness_status)
 
 
 # --- summary (JSON, one per submission) ---------------------------------------------------------
@@ -299,6 +301,28 @@ def write_all(grade, out_dir: Path, config, gradescope_path: Path | None = None)
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_text(text, encoding="utf-8")
         temporary.replace(path)  # written once, whole
+
+
+# --- reading a summary back --------------------------------------------------------------------------
+class SummaryError(ValueError):
+    """A summary.json that is missing, unreadable, or not a grade summary (of this submission)."""
+
+
+def read_summary(path: Path, submission: str | None = None) -> dict:
+    """One submission's summary.json, checked: a JSON object of this schema and, when `submission`
+    is given, of that submission. The one reader of the file (the gradebook, collect, the workers)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as error:
+        raise SummaryError(f"{path.name} cannot be read ({error})") from None
+    if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
+        raise SummaryError(f"{path} is not a grade summary (schema {SUMMARY_SCHEMA})")
+    if submission is not None and data.get("submission") != submission:
+        raise SummaryError(f"{path} is not this submission's summary")
+    return data
 
 
 # --- gradebook --------------------------------------------------------------------------------------

@@ -151,11 +151,14 @@ def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dic
     return grade
 
 
+# What a report says of each verdict but a pass (coursemodel.results.GRADE_STATUSES).
+STATUS_TEXT = {"not_implemented": "not implemented", "wrong": "wrong", "error": "a CUDA error or exception",
+               "skipped": "not run (an earlier CUDA error broke the GPU context)", "missing": "missing",
+               "sanitizer": "compute-sanitizer found an error", "not_run": "not run"}
+
+
 def _say(status: str) -> str:
-    return {"not_implemented": "not implemented", "wrong": "wrong", "error": "a CUDA error or exception",
-            "skipped": "not run (an earlier CUDA error broke the GPU context)", "missing": "missing",
-            "sanitizer": "compute-sanitizer found an error",
-            "not_run": "not run"}.get(status, status)
+    return STATUS_TEXT.get(status, status)
 
 
 @dataclass
