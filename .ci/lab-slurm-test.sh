@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `./lab 01-matadd --slurm` (coursemodel/slurm.py) against a real Slurm: the one-node cluster that
+# `./lab 01-matadd --slurm` (labcli/slurm.py) against a real Slurm: the one-node cluster that
 # grading/slurm/ci-slurm-test.sh starts, which runs this script at its end (SLURM_CONF set, the node
 # idle, as root). In a copy of the course, as a student has it, with a lab-slurm.conf for that
 # cluster (partition ci, gres none: the node has no GPU):

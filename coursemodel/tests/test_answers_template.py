@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""coursemodel.answers_template (the answers file: written from the sheet, its fields counted) and
-the answers in `./lab status` and `./lab NN`'s reminder (coursemodel.status)."""
+"""coursemodel.answers_template: the answers file, written from the sheet, its fields counted (the
+answers in `./lab status` and `./lab NN`'s reminder: labcli/tests/test_status.py)."""
 
 import contextlib
 import io
@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from coursemodel import answers_template, sheets, status
+from coursemodel import answers_template, sheets
 from coursemodel.tests.made_up import make_converted_lab
 
 
@@ -44,28 +44,3 @@ class AnswersTest(unittest.TestCase):
         with contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(answers_template.main(["--root", str(self.root), "--write", "01-made-up"]), 1)
         self.assertIn("4x slower", (self.lab / "answers.md").read_text())
-
-
-    def test_status_shows_the_answers_and_the_reminder_comes_once(self):
-        progress_path = self.root / "build" / "results" / "status.json"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            status.remind("01-made-up", progress_path, self.root)
-            status.remind("01-made-up", progress_path, self.root)
-            status.status(progress_path, self.root)
-        text = out.getvalue()
-        self.assertEqual(text.count("Predict before you measure"), 1)
-        self.assertIn("2 of 2 core questions without a prediction", text)
-        self.assertIn("answers: 0 of 2 (labs/01-made-up/answers.md; 0 of 2 with a prediction)", text)
-        self.assertIn("not run yet: ./lab 01-made-up", text)
-
-
-    def test_no_reminder_once_every_prediction_is_written(self):
-        text = (self.lab / "answers.md").read_text().replace(
-            answers_template.PREDICTION, answers_template.PREDICTION + " a guess")
-        (self.lab / "answers.md").write_text(text)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            status.remind("01-made-up", self.root / "status.json", self.root)
-        self.assertEqual(out.getvalue(), "")
-        self.assertFalse((self.root / "status.json").exists())

@@ -208,6 +208,6 @@ say "gradebook.csv:"
 sed 's/^/    /' "$work/out/gradebook.csv"
 say "PASS: 4 array tasks each 'not graded: no GPU' (alice/ and alice.zip as alice and alice-2), the collect job's gradebook complete, ungraded.txt empty"
 
-# --- ./lab 01-matadd --slurm (coursemodel/slurm.py) on this cluster: a test of its own ---------------
+# --- ./lab 01-matadd --slurm (labcli/slurm.py) on this cluster: a test of its own --------------------
 "$course/.ci/lab-slurm-test.sh" "$arch" || fail "./lab 01-matadd --slurm (.ci/lab-slurm-test.sh, above)"
 exit 0

@@ -414,7 +414,7 @@ class RealCourseContentsTest(unittest.TestCase):
         self.assertEqual([p for p in edition if p.startswith(("grading/", "tools/harness-fixtures/", "solutions/"))
                           or p in ("docs/grading.md", "docs/authoring.md", "docs/verification.md",
                                    "docs/instructors.md")], [])
-        for needed in ("lab", "coursemodel/cli.py", "tools/maintainers/check_labs.py", "docs/grading-for-students.md",
+        for needed in ("lab", "labcli/cli.py", "tools/maintainers/check_labs.py", "docs/grading-for-students.md",
                        "mkdocs.yml", "tools/docs/docs_hooks.py", "tools/docs/figures.py"):
             self.assertIn(needed, edition)
 

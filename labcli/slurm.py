@@ -15,7 +15,7 @@ partition, account, time, gres; `#` starts a comment line), else Slurm's default
 `gres = none` asks for no GPU, for a cluster without GPUs). The job's files, its output and its
 exit status, are in build-slurm/ (beside build/, which ./lab clears before it first configures it).
 
-The cluster's side is the hook of coursemodel/cli.py (RUN_ELSEWHERE): add_arguments() and run().
+The cluster's side is the hook of labcli/cli.py (RUN_ELSEWHERE): add_arguments() and run().
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import results
+from coursemodel import results
 
 CONFIG_FILE = "lab-slurm.conf"
 KEYS = ("partition", "account", "time", "gres")
@@ -337,7 +337,7 @@ def skipped_reason(course, lab_name: str, flavour: str) -> str:
         return ""
 
 
-# --- the hook of coursemodel/cli.py ---------------------------------------------------------------
+# --- the hook of labcli/cli.py --------------------------------------------------------------------
 
 def add_arguments(group) -> None:
     group.add_argument("--slurm", action="store_true",

@@ -1,19 +1,20 @@
 # SPDX-License-Identifier: MIT
 """`./lab`, the course's one entry point (the shell script `lab` finds Python and the build's tools,
-then hands over to main() here). Each command has its own --help.
+then hands over to main() here). Each command has its own --help. The application sits above the
+course model (coursemodel/): it reads the course through the model, and the model imports nothing
+from it.
 
 Exit status: 0 done; 1 a failure (a build, a step, a finding); 2 a usage error (an unknown lab,
 command or option). A lab's run exits with its harness's status, 0 where there is no GPU.
 
-Where a lab's run can go besides this machine is a module of its own (RUN_ELSEWHERE below): it
-adds its options to `./lab NN-name` and takes the run over when one of them is given.
+Where a lab's run can go besides this machine is a module of its own (RUN_ELSEWHERE below: Slurm,
+labcli/slurm.py): it adds its options to `./lab NN-name` and takes the run over when one of them is
+given.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import os
 import shutil
@@ -25,18 +26,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, labs, results, sanitizers, sheets, status
-from .audience import AUDIENCE_VARIABLE
+from coursemodel import build, labs, results, sanitizers, sheets
+from coursemodel.audience import AUDIENCE_VARIABLE
+
+from . import slurm, status
 
 ROOT = Path(__file__).resolve().parents[1]
 EXIT_SKIP = 77  # a harness that found no GPU
-# Modules that can run a lab elsewhere, each (where it exists) with two functions:
+# Modules that can run a lab elsewhere, each with two functions:
 #   add_arguments(group)      adds its options to `./lab NN-name`'s parser (an argparse group)
 #   run(lab, args, course) -> int | None
 #                             takes the run over when its options ask for it (returns the exit
 #                             status), or returns None to leave it to this machine; args.harness_args
 #                             holds the options ./lab passes on to the harness
-RUN_ELSEWHERE = ("coursemodel.slurm",)
+RUN_ELSEWHERE = (slurm,)
 
 COMMANDS = """\
   ./lab NN-name                      set up what is missing, build your lab, check each step, print its table
@@ -156,9 +159,8 @@ def lab_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sanitize", action="store_true",
                         help="your lab's checks under compute-sanitizer: memcheck, racecheck, synccheck")
     parser.add_argument("--solution", action="store_true", help="the reference solution instead (instructors' edition)")
-    for name in RUN_ELSEWHERE:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name).add_arguments(parser.add_argument_group(f"elsewhere ({name})"))
+    for module in RUN_ELSEWHERE:
+        module.add_arguments(parser.add_argument_group(f"elsewhere ({module.__name__})"))
     return parser
 
 
@@ -213,11 +215,10 @@ def run_lab(course: Course, argv: list[str]) -> int:
         raise UsageError("this is the student edition: it has no solutions/")
     check_step(course, lab, args.step)
     args.harness_args = list(harness_args)
-    for name in RUN_ELSEWHERE:
-        if importlib.util.find_spec(name) is not None:
-            code = importlib.import_module(name).run(lab, args, course)
-            if code is not None:
-                return code
+    for module in RUN_ELSEWHERE:
+        code = module.run(lab, args, course)
+        if code is not None:
+            return code
     if args.seed is not None:
         harness_args.append(f"--seed={args.seed}")
     if args.step:
@@ -384,7 +385,7 @@ def grader_tests(course: Course, tally: Tally, jobs: int = 2) -> None:
 
     def run(module: str) -> tuple[str, dict | None]:
         counts_path = Path(scratch) / f"{module}.json"
-        done = subprocess.run([sys.executable, "-m", "coursemodel.cli", "--unittest-counts", module, str(counts_path)],
+        done = subprocess.run([sys.executable, "-m", "labcli.cli", "--unittest-counts", module, str(counts_path)],
                               cwd=course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               errors="replace", check=False)
         try:

@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import answer_count, answers_template, labs, results, sheets
-from .sheets import sheet_steps
+from coursemodel import answer_count, answers_template, labs, results, sheets
+from coursemodel.sheets import sheet_steps
 
 SCHEMA = "cuda-labs-progress/1"
 WORDS = {"passed": "PASS", "not_implemented": "TODO", "wrong": "FAIL", "error": "FAIL", "skipped": "SKIP"}

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""coursemodel.cli, the argparse side of `./lab`: each command's --help, usage errors and their exit
+"""labcli.cli, the argparse side of `./lab`: each command's --help, usage errors and their exit
 status, `./lab docs --instructors`, the hook for running a lab elsewhere, and how `./lab test` counts
-the unittest suites and Meson's tests."""
+the unittest suites and Meson's tests; and that the course model imports nothing from the CLI."""
 
+import ast
 import contextlib
 import io
 import json
@@ -16,14 +17,14 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from coursemodel import cli
 from coursemodel.tests.made_up import fake_program
+from labcli import cli, slurm
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def lab(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "coursemodel", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "labcli", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, check=False)
 
 
@@ -78,7 +79,7 @@ class CheckedBeforeTheBuildTest(unittest.TestCase):
 
 
 class RunElsewhereTest(unittest.TestCase):
-    """A module named in RUN_ELSEWHERE adds its options to `./lab NN-name` and may take the run over."""
+    """A module in RUN_ELSEWHERE adds its options to `./lab NN-name` and may take the run over."""
 
     def setUp(self):
         module = types.ModuleType("fake_elsewhere")
@@ -86,12 +87,9 @@ class RunElsewhereTest(unittest.TestCase):
         module.calls = []
         module.run = lambda lab, args, course: (module.calls.append(lab.name), 5)[1] if args.far else None
         self.module = module
-        patches = [mock.patch.dict(sys.modules, {"fake_elsewhere": module}),
-                   mock.patch.object(cli, "RUN_ELSEWHERE", ("fake_elsewhere",)),
-                   mock.patch("importlib.util.find_spec", lambda name: object())]
-        for patch in patches:
-            patch.start()
-            self.addCleanup(patch.stop)
+        patch = mock.patch.object(cli, "RUN_ELSEWHERE", (module,))
+        patch.start()
+        self.addCleanup(patch.stop)
         cwd = os.getcwd()
         self.addCleanup(os.chdir, cwd)
 
@@ -113,7 +111,7 @@ class TallyTest(unittest.TestCase):
             "    def test_fail(self): self.fail('no')\n"
             "    @unittest.skip('later')\n    def test_skip(self): pass\n")
         counts = folder / "counts.json"
-        run = subprocess.run([sys.executable, "-m", "coursemodel.cli", "--unittest-counts", str(folder), str(counts)],
+        run = subprocess.run([sys.executable, "-m", "labcli.cli", "--unittest-counts", str(folder), str(counts)],
                              cwd=ROOT, capture_output=True, text=True)
         self.assertEqual(run.returncode, 1, run.stderr)
         self.assertEqual(json.loads(counts.read_text()), {"run": 3, "failed": 1, "skipped": 1})
@@ -145,6 +143,23 @@ class TallyTest(unittest.TestCase):
         tally = cli.Tally()
         tally.add_meson(build_dir)
         self.assertEqual(tally.line(), "2 passed, 2 failed, 1 skipped")
+
+
+class LayersTest(unittest.TestCase):
+    """The CLI sits above the course model: coursemodel/ (its tests included) imports nothing from labcli/."""
+
+    def test_the_model_imports_nothing_from_the_cli(self):
+        found = []
+        for path in sorted((ROOT / "coursemodel").rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                          if name == "labcli" or name.startswith("labcli.")]
+        self.assertEqual(found, [])
+
+    def test_the_slurm_run_is_a_plain_import(self):
+        self.assertIn(slurm, cli.RUN_ELSEWHERE)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""python3 -m coursemodel ARGS: `./lab ARGS` (coursemodel/cli.py)."""
+"""python3 -m labcli ARGS: `./lab ARGS` (labcli/cli.py)."""
 
 import sys
 

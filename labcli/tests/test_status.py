@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""coursemodel.status: a student's progress (`./lab status`) merged from the harness's results files."""
+"""labcli.status: a student's progress (`./lab status`) merged from the harness's results files."""
 
 import contextlib
 import io
@@ -8,8 +8,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from coursemodel import status as progress
-from coursemodel.tests.made_up import write_lab
+from coursemodel import answers_template
+from coursemodel.tests.made_up import make_converted_lab, write_lab
+from labcli import status as progress
 
 DEVICE = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
 ROOF = {"name": "memcpy D2D", "value": 2900, "unit": "GB/s"}
@@ -119,3 +120,35 @@ class AnswersCountTest(unittest.TestCase):
         with contextlib.redirect_stdout(out):
             progress.remind("01-made-up", root / "status.json", root)
         self.assertIn("1 of 2 core questions without a prediction", out.getvalue())
+
+
+class AnswersInStatusTest(unittest.TestCase):
+    """The answers file of a lab in `./lab status`, and `./lab NN`'s reminder while predictions are empty."""
+
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp())
+        make_converted_lab(self.root)
+        self.lab = self.root / "labs" / "01-made-up"
+
+    def test_status_shows_the_answers_and_the_reminder_comes_once(self):
+        progress_path = self.root / "build" / "results" / "status.json"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            progress.remind("01-made-up", progress_path, self.root)
+            progress.remind("01-made-up", progress_path, self.root)
+            progress.status(progress_path, self.root)
+        text = out.getvalue()
+        self.assertEqual(text.count("Predict before you measure"), 1)
+        self.assertIn("2 of 2 core questions without a prediction", text)
+        self.assertIn("answers: 0 of 2 (labs/01-made-up/answers.md; 0 of 2 with a prediction)", text)
+        self.assertIn("not run yet: ./lab 01-made-up", text)
+
+    def test_no_reminder_once_every_prediction_is_written(self):
+        text = (self.lab / "answers.md").read_text().replace(
+            answers_template.PREDICTION, answers_template.PREDICTION + " a guess")
+        (self.lab / "answers.md").write_text(text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            progress.remind("01-made-up", self.root / "status.json", self.root)
+        self.assertEqual(out.getvalue(), "")
+        self.assertFalse((self.root / "status.json").exists())

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""coursemodel.slurm, `./lab NN-name --slurm`: lab-slurm.conf and the options over it, sbatch's command
+"""labcli.slurm, `./lab NN-name --slurm`: lab-slurm.conf and the options over it, sbatch's command
 line and the job's script, and a whole run against stand-ins for sbatch, squeue and scancel (the
 job's output shown, its exit status returned, Ctrl-C cancels it, Slurm's refusal shown). CI runs the
 real thing on a one-node Slurm (.ci/lab-slurm-test.sh)."""
@@ -16,8 +16,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from coursemodel import cli, slurm
 from coursemodel.tests.made_up import fake_program
+from labcli import cli, slurm
 
 
 def lab_args(*argv):
