@@ -13,6 +13,8 @@ course's GPU) takes SCRIPT_GPU_ARCH from here, through --print-gpu-arch, with th
         configures BUILD_DIR (meson's output is shown only when it fails)
     python3 -m coursemodel.build --print-gpu-arch [--gpu-arch ARCH]
         prints the one architecture a script builds for: ARCH, else LAB_GPU_ARCH, else SCRIPT_GPU_ARCH
+    python3 -m coursemodel.build --print-default-gpu-arch [--gpu-arch ARCH]
+        prints the architecture a build is for: ARCH, else LAB_GPU_ARCH, else DEFAULT_GPU_ARCH
     python3 -m coursemodel.build BUILD_DIR --compile-command SOURCE [--output FILE]
         prints the nvcc (or c++) command BUILD_DIR's build runs for SOURCE, to be run in BUILD_DIR
         (its object written to FILE instead, if given)
@@ -93,12 +95,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--grading", action="store_true", help="the grader's options (release, -lineinfo)")
     parser.add_argument("--print-gpu-arch", action="store_true", help="print the one architecture a script builds "
                         f"for (--gpu-arch, else LAB_GPU_ARCH, else {SCRIPT_GPU_ARCH}) and configure nothing")
+    parser.add_argument("--print-default-gpu-arch", action="store_true", help="print the architecture a build is "
+                        f"for when none is named (--gpu-arch, else LAB_GPU_ARCH, else {DEFAULT_GPU_ARCH}) and "
+                        "configure nothing")
     parser.add_argument("--compile-command", type=Path, metavar="SOURCE",
                         help="print the command BUILD_DIR's build runs to compile SOURCE, and configure nothing")
     parser.add_argument("--output", type=Path, help="with --compile-command: the object file to write instead")
     args = parser.parse_args(argv)
     if args.print_gpu_arch:
         print(gpu_arch(args.gpu_arch, SCRIPT_GPU_ARCH))
+        return 0
+    if args.print_default_gpu_arch:
+        print(gpu_arch(args.gpu_arch))
         return 0
     if args.build_dir is None:
         parser.error("BUILD_DIR is required")

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -57,10 +58,20 @@ class BuildTest(unittest.TestCase):
                                  text=True, check=False).stdout.split("\0")
         if not any(tracked):
             self.skipTest("not a git checkout")
-        own_default = re.compile(r"(?i)arch\S*:-[0-9]|-arch[= ]sm_[0-9]")  # ${1:-90}, ${GPU_ARCH:-90}, nvcc -arch=sm_90
+        own_default = re.compile(r"(?i)arch\S*:-(?:[0-9]|auto)|-arch[= ]sm_[0-9]")  # ${1:-90}, ${GPU_ARCH:-auto}, -arch=sm_90
         found = [f"{name}:{number}: {line.strip()}" for name in tracked if name and (ROOT / name).is_file()
                  for number, line in enumerate((ROOT / name).read_text().splitlines(), 1) if own_default.search(line)]
         self.assertEqual(found, [], "take the architecture from python3 -m coursemodel.build --print-gpu-arch")
+
+    def test_the_default_printed_for_scripts_that_build_for_the_gpu_present(self):
+        env = {k: v for k, v in os.environ.items() if k != "LAB_GPU_ARCH"}
+        printed = subprocess.run([sys.executable, "-m", "coursemodel.build", "--print-default-gpu-arch"], cwd=ROOT,
+                                 env=env, capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(printed, build.DEFAULT_GPU_ARCH)
+        printed = subprocess.run([sys.executable, "-m", "coursemodel.build", "--print-default-gpu-arch"], cwd=ROOT,
+                                 env={**env, "LAB_GPU_ARCH": "80"}, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+        self.assertEqual(printed, "80")
 
     def test_the_compile_command_of_a_source_is_the_builds(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@
 #
 # Environment: COURSE (default: this checkout), GRES (default gpu:1; empty: no --gres, for a
 # test on a Slurm without GPUs), PARTITION, ACCOUNT, TIME_LIMIT (default 01:00:00),
-# MAX_PARALLEL (array tasks at once, default 16), GPU_ARCH (default auto), PYTHON (default python3).
+# MAX_PARALLEL (array tasks at once, default 16), GPU_ARCH (default: the course's, coursemodel/build.py), PYTHON (default python3).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 submissions=$(realpath "${1:?usage: submit.sh SUBMISSIONS_DIR OUT_DIR [grade args...]}")
@@ -37,8 +37,10 @@ printf '%s\n' "$@" > "$out/grade-args.txt"
 # The reference builds need no GPU: with a known GPU_ARCH (not auto, which reads the GPU present)
 # and no --reference-dir of the caller's, one CPU job builds them for the whole run before the
 # array starts, and every task reuses them.
+# The architecture: GPU_ARCH, else the course's default (coursemodel/build.py; auto unless LAB_GPU_ARCH).
+GPU_ARCH=${GPU_ARCH:-$(cd "$course" && "${PYTHON:-python3}" -m coursemodel.build --print-default-gpu-arch)} || exit 1
 prebuild=1
-[ "${GPU_ARCH:-auto}" = auto ] && prebuild=0
+[ "$GPU_ARCH" = auto ] && prebuild=0
 for argument in "$@"; do
   case $argument in --reference-dir | --reference-dir=*) prebuild=0 ;; esac
 done
@@ -50,7 +52,7 @@ common=(--chdir "$course" --output "$out/slurm-logs/%x-%A_%a.out")
 gres=(--gres "${GRES-gpu:1}")
 [ -z "${GRES-gpu:1}" ] && gres=()
 
-export COURSE="$course" OUT="$out" GPU_ARCH="${GPU_ARCH:-auto}" PYTHON="${PYTHON:-python3}"
+export COURSE="$course" OUT="$out" GPU_ARCH="$GPU_ARCH" PYTHON="${PYTHON:-python3}"
 after=()
 if [ "$prebuild" = 1 ]; then
   reference=$(sbatch --parsable "${common[@]}" --job-name grade-reference --time 01:00:00 --export ALL \
