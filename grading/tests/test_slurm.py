@@ -37,7 +37,9 @@ class SlurmScriptsTest(TempDirTest):
         bin_dir.mkdir()
         (bin_dir / "sbatch").write_text('#!/bin/sh\necho "$@" >> "$SBATCH_LOG"\necho 1234\n')
         (bin_dir / "sbatch").chmod(0o755)
-        self.env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SBATCH_LOG": str(self.tmp / "calls"),
+        # The course's default architecture (auto: no CPU prebuild), whatever LAB_GPU_ARCH the caller has.
+        inherited = {key: value for key, value in os.environ.items() if key not in ("LAB_GPU_ARCH", "GPU_ARCH")}
+        self.env = {**inherited, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SBATCH_LOG": str(self.tmp / "calls"),
                     "GRES": ""}
         self.out = self.tmp / "out"
 

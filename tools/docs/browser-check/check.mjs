@@ -341,12 +341,13 @@ async function checkSearch(context, query) {
   const input = page.locator("input.md-search__input");
   await input.click();
   // The index loads in a web worker after the page; a query typed before it is ready may be
-  // dropped, so type it again (up to three times) before calling it a miss.
+  // dropped, so type it again (up to four times, a minute and more in all: on a loaded 2-core
+  // machine the worker has taken over 30 s to build the index) before calling it a miss.
   let found = false;
-  for (let attempt = 0; attempt < 3 && !found; attempt += 1) {
+  for (let attempt = 0; attempt < 4 && !found; attempt += 1) {
     await input.fill("");
     await input.type(query, { delay: 20 });
-    found = await page.locator(".md-search-result__item").first().waitFor({ timeout: 10000 }).then(() => true, () => false);
+    found = await page.locator(".md-search-result__item").first().waitFor({ timeout: 20000 }).then(() => true, () => false);
   }
   if (!found) {
     problem("search", `"${query}": no result`);
