@@ -139,11 +139,8 @@ Roof PairedRoof::roof() const {
 }
 
 RoofPairs PairedRoof::versus(const StepInfo& step, std::string_view variant) const {
-    const std::string key = fmt::format("{}|{}", step.id, variant);
-    for (const auto& [name, pairs] : versus_) {
-        if (name == key) return pairs;
-    }
-    return {};
+    const auto found = versus_.find(fmt::format("{}|{}", step.id, variant));
+    return found == versus_.end() ? RoofPairs{} : found->second;
 }
 
 std::string PairedRoof::versus_text(const StepInfo& step, std::string_view variant) const {
@@ -159,14 +156,7 @@ RoofPairs PairedRoof::add(const StepInfo& step, std::string_view variant, const 
     paired_ = true;
     samples_ms_.insert(samples_ms_.end(), roof_ms.begin(), roof_ms.end());
     const RoofPairs pairs = roof_pairs(step_ms, step_work, roof_ms, work_.work_per_run);
-    const std::string key = fmt::format("{}|{}", step.id, variant);
-    for (auto& [name, existing] : versus_) {
-        if (name == key) {
-            existing = pairs;
-            return pairs;
-        }
-    }
-    versus_.emplace_back(key, pairs);
+    versus_[fmt::format("{}|{}", step.id, variant)] = pairs;
     return pairs;
 }
 
@@ -335,6 +325,18 @@ PerfRecord time_and_check(const StepInfo& step, const TimedStep& timed, std::str
     return record;
 }
 
+// The record's throughput from its median time; a throughput above `roof`'s ceiling makes the step
+// wrong (implausible) and returns false, else returns true.
+bool record_throughput(PerfRecord& record, const StepInfo& step, double work_per_run, const Roof& roof) {
+    record.throughput = work_per_run / (record.ms * 1e-3) / 1e9;
+    if (auto why = implausible(record.throughput, roof)) {
+        record.verdict = {Status::wrong, fmt::format("step {}: {}", step.id, *why)};
+        record.throughput = 0;
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_per_run, const PerfTable& table,
@@ -344,14 +346,8 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
     PerfRecord record =
         time_and_check(step, timed, std::move(unit), options, std::move(variant), beside, step_ms, roof_ms);
     if (beside != nullptr && record.verdict.passed()) (void)beside->add(step, record.variant, step_ms, work_per_run, roof_ms);
-    if (record.verdict.passed() && record.ms > 0) {
-        record.throughput = work_per_run / (record.ms * 1e-3) / 1e9;
-        if (auto why = implausible(record.throughput, table.roof())) {
-            record.verdict = {Status::wrong, fmt::format("step {}: {}", step.id, *why)};
-            record.throughput = 0;
-        } else {
-            record.percent_of_roof = table.percent_of_roof(record.throughput);
-        }
+    if (record.verdict.passed() && record.ms > 0 && record_throughput(record, step, work_per_run, table.roof())) {
+        record.percent_of_roof = table.percent_of_roof(record.throughput);
     }
     if (record.verdict.status != Status::not_selected) results().record_perf(step, record);
     return record;
@@ -363,14 +359,9 @@ PerfRecord time_step(const StepInfo& step, const TimedStep& timed, double work_p
     std::vector<double> roof_ms;
     PerfRecord record = time_and_check(step, timed, std::move(unit), options, std::move(variant), &roof, step_ms, roof_ms);
     if (record.verdict.status == Status::not_selected) return record;
-    if (record.verdict.passed() && record.ms > 0) {
-        record.throughput = work_per_run / (record.ms * 1e-3) / 1e9;
-        if (auto why = implausible(record.throughput, Roof{"", 0, roof.unit(), roof.ceiling()})) {
-            record.verdict = {Status::wrong, fmt::format("step {}: {}", step.id, *why)};
-            record.throughput = 0;
-        } else {
-            record.percent_of_roof = roof.add(step, record.variant, step_ms, work_per_run, roof_ms).median_percent;
-        }
+    if (record.verdict.passed() && record.ms > 0 &&
+        record_throughput(record, step, work_per_run, Roof{"", 0, roof.unit(), roof.ceiling()})) {
+        record.percent_of_roof = roof.add(step, record.variant, step_ms, work_per_run, roof_ms).median_percent;
     }
     results().record_perf(step, record);
     return record;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -159,7 +160,7 @@ private:
     Work work_;
     std::vector<double> samples_ms_;
     bool paired_ = false;  ///< samples_ms_ holds runs beside steps (else the run alone, if any)
-    std::vector<std::pair<std::string, RoofPairs>> versus_;
+    std::map<std::string, RoofPairs> versus_;  ///< by "step|variant"
 };
 
 /// time_step with the roof timed beside the step (PairedRoof): the record's percent_of_roof is the
