@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 
 from . import labs
-from .sheets import ANSWER_HEADING, answer_labels, core_questions
+from .sheets import answer_labels, core_questions, question_sections
 
 PREDICTION = "Prediction (before you run):"
 MEASURED = "After measuring:"
@@ -75,19 +75,8 @@ def _filled(text: str) -> str:
 def parse(text: str) -> list[dict]:
     """Per `## Question N` of an answers file: its label and the text of its two fields
     ('' where empty; HTML comments do not count as an answer)."""
-    sections: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
-        heading = ANSWER_HEADING.match(line)
-        if heading:
-            sections.append((heading.group(1), []))
-        elif line.startswith("# ") or line.startswith("## "):
-            sections.append(("", []))  # a heading of another kind ends the question before it
-        elif sections:
-            sections[-1][1].append(line)
     answers = []
-    for label, body in sections:
-        if not label:
-            continue
+    for label, body in question_sections(text):
         fields: dict[str, list[str]] = {}
         current = None
         for line in body:

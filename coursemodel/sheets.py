@@ -33,6 +33,23 @@ LETTER = re.compile(r"(?:^|\s)\(([a-z])\)\s")
 ANSWER_HEADING = re.compile(r"^##[ \t]+Question[ \t]+(\S+?)[.:]?(?:[ \t]+(.*?))?[ \t]*$", re.M)
 
 
+def question_sections(text: str) -> list[tuple[str, list[str]]]:
+    """Each `## Question N` section of an answers file or an answer key, in order: its label and its
+    lines, to the next heading of level 1 or 2 (which ends the question before it)."""
+    sections: list[tuple[str, list[str]]] = []
+    current = None
+    for line in text.splitlines():
+        heading = ANSWER_HEADING.match(line)
+        if heading:
+            current = (heading.group(1), [])
+            sections.append(current)
+        elif line.startswith("# ") or line.startswith("## "):
+            current = None
+        elif current is not None:
+            current[1].append(line)
+    return sections
+
+
 def answer_labels(text: str) -> list[str]:
     """The labels of the `## Question N` headings of `text`, in order."""
     return [label for label, _ in ANSWER_HEADING.findall(text)]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursemodel import answers_template, labs as course_labs
-from coursemodel.sheets import ANSWER_HEADING
+from coursemodel.sheets import question_sections
 
 from . import answers as written_answers
 from . import collect
@@ -81,17 +81,7 @@ class KeyAnswer:
 
 def key_sections(text: str) -> dict[str, str]:
     """The text under each `## Question N` heading of a key (to the next `## ` heading)."""
-    sections, current = {}, None
-    for line in text.splitlines():
-        heading = ANSWER_HEADING.match(line)
-        if heading:
-            current = heading.group(1)
-            sections[current] = []
-        elif line.startswith("## ") or line.startswith("# "):
-            current = None
-        elif current is not None:
-            sections[current].append(line)
-    return {label: "\n".join(lines).strip() for label, lines in sections.items()}
+    return {label: "\n".join(lines).strip() for label, lines in question_sections(text)}
 
 
 def key_answer(label: str, section: str) -> KeyAnswer:
