@@ -19,14 +19,16 @@ inline constexpr unsigned char kGuardByte = 0xA5;
 /// Where the bands go. Every run puts a front band of 256 x k bytes before every buffer, k from 1
 /// to 16 drawn from the run's seed, the buffer's name and size (so the data stays 256-byte aligned
 /// and its alignment above that varies with the seed, the same in every run on that seed). Graded
-/// and ordinary runs put a back band of 256 bytes after it; runs under compute-sanitizer
-/// (LAB_GUARD_BANDS=front, set by the course's sanitizer command) leave the back band out, so that
-/// the buffer ends where its allocation ends and memcheck sees every access past the end. Nothing a
-/// kernel can read from its pointers tells the two apart.
+/// and ordinary runs put a back band of 256 bytes after it; runs under compute-sanitizer leave the
+/// back band out, so that the buffer ends where its allocation ends and memcheck sees every access
+/// past the end. The grader says which by the option --guard-bands=1 or =2 (the same length, in the
+/// same environment, cleared by forget_given_settings with the other harness options); `./lab NN
+/// --sanitize` and Meson's sanitizer setups set LAB_GUARD_BANDS=front. Nothing a kernel can read
+/// from its pointers tells the two apart.
 enum class GuardLayout { front_and_back, front_only };
 
-/// The layout of this run: front_only when the environment set LAB_GUARD_BANDS=front (or 0, an
-/// older spelling; read with the other options by parse_run_options), else front_and_back.
+/// The layout of this run: front_only when --guard-bands=1 (or LAB_GUARD_BANDS=front, or 0, an older
+/// spelling) was given (read with the other options by parse_run_options), else front_and_back.
 GuardLayout guard_layout();
 
 /// Whether this run is under compute-sanitizer's layout (guard_layout() == front_only).

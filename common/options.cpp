@@ -77,6 +77,13 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
                 options.dump_path = *path;
                 continue;
             }
+            if (auto bands = value_of(argument, "--guard-bands=")) {
+                if (*bands != "1" && *bands != "2") {
+                    throw std::invalid_argument("--guard-bands takes 1 (a front band only) or 2 (front and back)");
+                }
+                options.front_guard_bands_only = *bands == "1";
+                continue;
+            }
             if (auto path = value_of(argument, "--trace=")) {
                 options.trace_path = *path;
                 continue;
@@ -103,7 +110,7 @@ std::vector<char*> parse_run_options(int argc, char** argv) {
 bool is_harness_variable(const char* variable) { return std::strncmp(variable, "LAB_", 4) == 0; }
 
 bool is_harness_option(const char* argument) {
-    for (const char* name : {"--seed=", "--results=", "--step=", "--dump=", "--trace=", "--expect="}) {
+    for (const char* name : {"--seed=", "--results=", "--step=", "--dump=", "--trace=", "--expect=", "--guard-bands="}) {
         if (std::strncmp(argument, name, std::strlen(name)) == 0) return true;
     }
     return false;

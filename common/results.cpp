@@ -33,7 +33,37 @@ std::string json_perf(const PerfRecord& perf) {
         json_string(perf.variant));
 }
 
+// A number as printed from it later (tables): the shortest form that reads back the same double.
+std::string json_exact(double value) {
+    if (!std::isfinite(value)) return "null";
+    return fmt::format("{}", value);
+}
+
+std::string json_strings(const std::vector<std::string>& texts) {
+    std::string out;
+    for (const auto& text : texts) out += fmt::format("{}{}", out.empty() ? "" : ", ", json_string(text));
+    return "[" + out + "]";
+}
+
+std::string json_table(const TableRecord& table) {
+    std::string rows;
+    for (const auto& row : table.rows) {
+        rows += fmt::format(
+            R"({}{{"id": {}, "name": {}, "design": {}, "status": {}, "time_ms": {}, "throughput": {}, "extras": {}}})",
+            rows.empty() ? "" : ", ", json_string(row.step.id), json_string(row.step.name),
+            json_string(row.step.design), json_string(to_string(row.verdict.status)), json_exact(row.ms),
+            json_exact(row.throughput), json_strings(row.extras));
+    }
+    return fmt::format(
+        R"({{"title": {}, "problem": {}, "roof": {{"name": {}, "value": {}, "unit": {}, "ceiling": {}}}, "unit": {}, "extra_columns": {}, "rows": [{}]}})",
+        json_string(table.title), json_string(table.problem), json_string(table.roof.name), json_exact(table.roof.value),
+        json_string(table.roof.unit), json_exact(table.roof.ceiling), json_string(table.unit),
+        json_strings(table.extra_columns), rows);
+}
+
 }  // namespace
+
+std::string describe(const Roof& roof) { return fmt::format("{} {:.1f} {}", roof.name, roof.value, roof.unit); }
 
 std::string_view to_string(Status status) {
     switch (status) {
@@ -106,6 +136,11 @@ void Results::record_perf(const StepInfo& step, const PerfRecord& record) {
     save_if_asked();
 }
 
+void Results::record_table(TableRecord table) {
+    tables_.push_back(std::move(table));
+    save_if_asked();
+}
+
 void Results::save_if_asked() const {
     // After every step, so that a later crash or hang still leaves the steps already judged.
     const std::string& path = run_options().results_path;
@@ -142,11 +177,14 @@ std::string Results::to_json() const {
         roof_ ? fmt::format(R"({{"name": {}, "value": {}, "unit": {}, "ceiling": {}}})", json_string(roof_->name),
                             json_number(roof_->value), json_string(roof_->unit), json_number(roof_->ceiling))
               : "null";
+    std::string tables;
+    for (const auto& table : tables_) tables += fmt::format("{}{}", tables.empty() ? "" : ",\n    ", json_table(table));
     return fmt::format(
         "{{\n  \"schema\": \"cuda-labs-results/1\",\n  \"lab\": {},\n  \"seed\": {},\n  \"device\": {},\n"
-        "  \"skipped\": {},\n  \"problem\": {},\n  \"roof\": {},\n  \"steps\": [\n    {}\n  ]\n}}\n",
+        "  \"skipped\": {},\n  \"problem\": {},\n  \"roof\": {},\n  \"steps\": [\n    {}\n  ],\n"
+        "  \"tables\": [\n    {}\n  ]\n}}\n",
         json_string(lab_), run_options().seed, json_string(device_), json_string(skipped_), json_string(problem_),
-        roof, steps);
+        roof, steps, tables);
 }
 
 void Results::write(const std::string& path) const {

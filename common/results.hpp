@@ -56,6 +56,9 @@ struct Roof {
                          ///< FP32 rate...); a step above it did not do its work. 0: none known
 };
 
+/// "NAME VALUE UNIT", as a table's header and a note under it print a roof ("memcpy D2D 3057.1 GB/s").
+std::string describe(const Roof& roof);
+
 struct PerfRecord {
     Verdict verdict;  ///< correctness of the timed run's output
     double ms = 0;
@@ -63,6 +66,26 @@ struct PerfRecord {
     std::string unit;
     double percent_of_roof = 0;
     std::string variant;  ///< the configuration timed, if a step has several ("256 threads")
+};
+
+/// A row of a printed perf table (common/table.hpp), as the results keep it.
+struct TableRow {
+    StepInfo step;
+    Verdict verdict;
+    double ms = 0;
+    double throughput = 0;
+    std::vector<std::string> extras;  ///< the lab's own columns, as printed
+};
+
+/// A perf table as printed: what the docs render their tables from (tools/docs/fill_tables.py), so
+/// that nothing is read back from printed text. "% roof" and "vs prev" follow from the rest.
+struct TableRecord {
+    std::string title;  ///< "01-matadd on <device>"
+    std::string problem;
+    Roof roof;
+    std::string unit;
+    std::vector<std::string> extra_columns;
+    std::vector<TableRow> rows;
 };
 
 struct StepRecord {
@@ -85,8 +108,11 @@ public:
     void record_correctness(const StepInfo& step, const Verdict& verdict);
     /// Keeps the fastest passing record when a step is timed in several variants.
     void record_perf(const StepInfo& step, const PerfRecord& record);
+    /// A table as printed, in the order printed (PerfTable::print).
+    void record_table(TableRecord table);
 
     const std::vector<StepRecord>& steps() const noexcept { return steps_; }
+    const std::vector<TableRecord>& tables() const noexcept { return tables_; }
     /// True when correctness ran for at least one step and every step said "not implemented"
     /// (steps skipped for a missing capability are left out).
     bool all_not_implemented() const;
@@ -105,6 +131,7 @@ private:
     std::optional<Roof> roof_;
     std::string skipped_;
     std::vector<StepRecord> steps_;
+    std::vector<TableRecord> tables_;
 };
 
 Results& results();

@@ -79,8 +79,7 @@ std::string PerfTable::render(bool colour) const {
         extra_width.push_back(width);
     }
 
-    std::string out = fmt::format("{}\nproblem: {} | roof: {} {:.1f} {}\n", title_, problem_, roof_.name,
-                                  roof_.value, roof_.unit);
+    std::string out = fmt::format("{}\nproblem: {} | roof: {}\n", title_, problem_, describe(roof_));
     std::string header = fmt::format("{:<5} {:<{}} {:>11} {:>10} {:>9} {:>9}", "step", "name", name_width, "time",
                                      unit_, "% roof", "vs prev");
     for (std::size_t c = 0; c < extra_columns_.size(); ++c) header += fmt::format("  {:>{}}", extra_columns_[c], extra_width[c]);
@@ -107,6 +106,7 @@ std::string PerfTable::render(bool colour) const {
 }
 
 void PerfTable::print() const {
+    results().record_table({title_, problem_, roof_, unit_, extra_columns_, rows_});
     fmt::print("\n{}\n", render(use_colour()));
     // What went wrong in a row that did not pass, in full (the table has room for a word only).
     for (const auto& row : rows_) {

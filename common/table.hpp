@@ -24,19 +24,14 @@ public:
 
     /// The whole table as text; `colour` adds ANSI colours to the verdicts.
     std::string render(bool colour) const;
-    /// Prints to stdout, coloured only when stdout is a terminal and NO_COLOR is unset.
+    /// Prints to stdout, coloured only when stdout is a terminal and NO_COLOR is unset, and records
+    /// the table in the results (Results::record_table), from which the docs render it.
     void print() const;
 
     double percent_of_roof(double throughput) const;
     const Roof& roof() const noexcept { return roof_; }
 
-    struct Row {
-        StepInfo step;
-        Verdict verdict;
-        double ms;
-        double throughput;
-        std::vector<std::string> extras;
-    };
+    using Row = TableRow;
 
 private:
     std::string title_;

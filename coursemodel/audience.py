@@ -330,7 +330,8 @@ def reference_designs(root) -> dict[str, list[str]]:
 
 def neutral_results(data: dict, names: dict[str, dict[str, str]]) -> dict:
     """A harness results file (cuda-labs-results/1) as students see it: each open step under its
-    neutral name, without the variants the reference timed (their labels are its design)."""
+    neutral name, without its design words (the reference's kOpenStepDesign) and without the variants
+    the reference timed (their labels are its design); the tables as printed likewise."""
     open_steps = names.get(data.get("lab", ""), {})
     if not open_steps:
         return data
@@ -338,8 +339,13 @@ def neutral_results(data: dict, names: dict[str, dict[str, str]]) -> dict:
     out["steps"] = []
     for step in data.get("steps", []):
         if isinstance(step, dict) and str(step.get("id")) in open_steps:
-            step = dict(step, name=open_steps[str(step["id"])], variants=[])
+            step = dict(step, name=open_steps[str(step["id"])], design="", variants=[])
         out["steps"].append(step)
+    if isinstance(data.get("tables"), list):  # the tables as printed: their open steps' rows likewise
+        out["tables"] = [dict(table, rows=[dict(row, name=open_steps[str(row.get("id"))], design="")
+                                           if isinstance(row, dict) and str(row.get("id")) in open_steps else row
+                                           for row in table.get("rows", [])])
+                         if isinstance(table, dict) else table for table in data["tables"]]
     return out
 
 

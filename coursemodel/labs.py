@@ -25,12 +25,22 @@ no meson.build yet, and is left out). lab.json is read here and only here, again
                         person, never built, so never one of the student files
     student_host_calls  runtime functions a student file may call beyond kernel launches (C names,
                         or qualified C++ names such as cl::Timeline::begin)
+    roof                (optional) what the lab's measured roof stands for, as the docs' roofline
+                        plot needs it: {"kind": "memory" (the device memory's copy rate, GB/s),
+                        "fp32" (the FP32 FMA rate, GFLOP/s) or "tensor" (the tensor cores' rate),
+                        "roofline_roof": true where the plot draws its roof of that kind from this
+                        lab's measured roof (the first such lab with one in its results; only for
+                        "memory" and "fp32", the two roofs the plot draws)}. The steps of a lab whose
+                        kind is neither are left off the plot, with the reason. Without "roof", a
+                        lab gives the plot no roof and its steps are placed by their "roofline".
 
 A file that breaks the schema (a missing or unknown key, a value of the wrong kind) raises LabError
 naming the file and the key.
 
     python3 -m coursemodel.labs names [ROOT]         the labs, one a line (meson.build reads this)
     python3 -m coursemodel.labs get ROOT LAB KEY     one value: a string, or a list one item a line
+    python3 -m coursemodel.labs build [ROOT]         what meson.build takes from each lab.json, one lab a
+                                                     line: its name, its harness, its student files
 """
 
 from __future__ import annotations
@@ -45,12 +55,14 @@ LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 HARNESS_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 HOST_CALL = re.compile(r"^[A-Za-z_][\w:]*$")
 REQUIRED = ("name", "title", "student_files", "harness")
-OPTIONAL = ("steps", "open_steps", "answers_file", "student_host_calls")
+OPTIONAL = ("steps", "open_steps", "answers_file", "student_host_calls", "roof")
 STEP_ID = re.compile(r"^[0-9]+[a-z]?$")
 STEP_REQUIRED = ("id", "name", "section", "open")
 STEP_OPTIONAL = ("grading", "roofline", "sweep_model")
 SWEEP_MODELS = {"sectors": ("bytes_written", "bytes_read"), "banks": ("banks",)}  # tools/docs/plots.py draws them
 ROOFLINE_KEYS = ("flops", "bytes", "per")
+ROOF_KINDS = ("memory", "fp32", "tensor")  # what a lab's measured roof stands for (lab.json "roof")
+ROOFLINE_ROOFS = ("memory", "fp32")  # the roofs tools/docs/plots.py's roofline draws
 GRADING_KEYS = ("correctness_points", "performance_points", "full_ratio", "floor_ratio", "max_ratio", "metric",
                 "comment")  # grading/config.py checks the values
 
@@ -76,6 +88,13 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Roof:
+    """What a lab's measured roof stands for (lab.json "roof"), for the docs' roofline."""
+    kind: str  # one of ROOF_KINDS
+    roofline_roof: bool  # the roofline draws its roof of this kind from the lab's measured roof
+
+
+@dataclass(frozen=True)
 class Lab:
     name: str
     title: str
@@ -85,6 +104,7 @@ class Lab:
     answers_file: str = ""
     student_host_calls: tuple[str, ...] = ()
     steps: tuple[Step, ...] = ()
+    roof: Roof | None = None
 
     def step(self, step_id: str) -> Step | None:
         """The catalogue's step of that id, or None."""
@@ -152,7 +172,25 @@ def load(lab_dir: Path) -> Lab:
         bad("student_host_calls", "must be a list of function names (C names, or qualified C++ names "
                                   "such as cl::Timeline::begin)")
     return Lab(data["name"], data["title"], tuple(files), data["harness"], tuple(open_steps), answers, tuple(calls),
-               steps)
+               steps, _roof(data.get("roof"), bad))
+
+
+def _roof(value, bad) -> Roof | None:
+    """lab.json's "roof", checked: `bad(key, why)` raises."""
+    if value is None:
+        return None
+    shape = ("must be {\"kind\": " + " or ".join(f'"{kind}"' for kind in ROOF_KINDS)
+             + ", \"roofline_roof\": true or false}")
+    if not isinstance(value, dict) or set(value) != {"kind", "roofline_roof"}:
+        bad("roof", shape)
+    if value["kind"] not in ROOF_KINDS:
+        bad("roof.kind", f"must be one of {', '.join(ROOF_KINDS)}, not {value['kind']!r}")
+    if not isinstance(value["roofline_roof"], bool):
+        bad("roof.roofline_roof", "must be true or false")
+    if value["roofline_roof"] and value["kind"] not in ROOFLINE_ROOFS:
+        bad("roof.roofline_roof", f"can be true only for kind {' or '.join(ROOFLINE_ROOFS)} (the roofs the docs' "
+                                  f"roofline draws), not {value['kind']!r}")
+    return Roof(value["kind"], value["roofline_roof"])
 
 
 def _is_number(value) -> bool:
@@ -229,6 +267,19 @@ def names(root: Path) -> list[str]:
     return [d.name for d in lab_dirs(root)]
 
 
+def build_lines(root: Path) -> list[str]:
+    """What the build takes from each lab.json, one lab a line of words: the lab's name, its harness
+    (built from <harness>.cpp) and its student files (compiled into the lab's kernels library)."""
+    lines = []
+    for lab in discover(root):
+        words = [lab.name, lab.harness, *lab.student_files]
+        if any(not w or any(c.isspace() for c in w) for w in words):
+            raise LabError(f"labs/{lab.name}/lab.json: the build needs its name, harness and student files "
+                           "without white space")
+        lines.append(" ".join(words))
+    return lines
+
+
 def find(root: Path, name: str) -> Lab:
     """One lab by name; LabError lists the labs when there is none of that name."""
     if name in names(root):
@@ -239,6 +290,13 @@ def find(root: Path, name: str) -> Lab:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["names"] and len(argv) <= 2:
         print("\n".join(names(Path(argv[1] if len(argv) == 2 else "."))))
+        return 0
+    if argv[:1] == ["build"] and len(argv) <= 2:
+        try:
+            print("\n".join(build_lines(Path(argv[1] if len(argv) == 2 else "."))))
+        except LabError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         return 0
     if argv[:1] == ["get"] and len(argv) == 4:
         try:

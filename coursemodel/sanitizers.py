@@ -2,11 +2,16 @@
 """compute-sanitizer: the one command line, the one environment, and the one reader of its output,
 for `./lab NN --sanitize`, `./lab sanitize` (Meson's test setups, through `wrap` below) and the grader.
 
-Under the tool the harness runs with LAB_GUARD_BANDS=front (common/guard.hpp): the same layout of
-the data as in every graded run, with a guard band in front and none behind, so that memcheck sees
-the real end of each buffer. A kernel cannot tell a sanitized run from a graded one by its pointers,
-and the harness takes the variable out of its environment (overwriting it) before any step runs
-(common/options.hpp, forget_given_settings), as it does with every LAB_* variable of a graded run.
+Under the tool the harness runs with the guard-band layout that leaves out the back band
+(common/guard.hpp): the same front bands as in every graded run, none behind, so that memcheck sees
+the real end of each buffer. A kernel cannot tell a sanitized run from a graded one by its pointers.
+The grader gives the layout as a harness option in argv, never in the environment: --guard-bands=1
+under a tool, --guard-bands=2 in a graded run (LAYOUT_OPTIONS, the same length), so that the
+harness's environment and the length of its argv are the same in both; the harness overwrites the
+option, with every LAB_* variable, before any step runs (common/options.hpp, forget_given_settings).
+ENVIRONMENT (LAB_GUARD_BANDS=front) is what a student's own `./lab NN --sanitize` and Meson's
+sanitizer setups set, and how the grader's callers ask run_harness for the tools' layout
+(harness_layout turns it into the option).
 
 The verdict on a run comes from compute-sanitizer's exit status alone (--error-exitcode): a
 program can print anything (a kernel's printf can print the tool's own messages), but cannot make
@@ -28,7 +33,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ENVIRONMENT = {"LAB_GUARD_BANDS": "front"}  # the harness's environment under every tool
+ENVIRONMENT = {"LAB_GUARD_BANDS": "front"}  # the tools' layout, asked for by environment (see above)
+# The harness option of each layout: "tool" (a front band only), "graded" (front and back). The same
+# length, so that a cleared argv block is as long in a graded run as under a tool.
+LAYOUT_OPTIONS = {"tool": "--guard-bands=1", "graded": "--guard-bands=2"}
 STUDENT_TOOLS = ("memcheck", "racecheck", "synccheck")  # `./lab NN --sanitize` and `./lab sanitize`
 EXIT_SKIP = 77
 
@@ -106,6 +114,14 @@ def command(sanitizer: str, tool: str, harness_argv: list[str]) -> list[str]:
     """The command line that runs `harness_argv` under `tool`; run it with ENVIRONMENT added."""
     return [sanitizer, f"--tool={tool}", f"--error-exitcode={EXIT_FINDINGS}", "--show-backtrace=no",
             "--print-limit=20", "--report-api-errors=no", *TOOL_FLAGS.get(tool, []), *harness_argv]
+
+
+def harness_layout(extra_env: dict | None) -> tuple[dict, str]:
+    """A grader's run: (the environment to add, without the layout; the layout's harness option).
+    `extra_env` asks for the tools' layout when it holds ENVIRONMENT's LAB_GUARD_BANDS."""
+    env = dict(extra_env or {})
+    tool = env.pop("LAB_GUARD_BANDS", None) in ("front", "0")
+    return env, LAYOUT_OPTIONS["tool" if tool else "graded"]
 
 
 def _outside_brackets(text: str):

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The output dump (common/output_dump.hpp), read and compared with the reference solution's.
+"""The output dump (common/output_dump.hpp; read by coursemodel/dumps.py), compared with the reference
+solution's.
 
 The harness process holds the student's code, so its results file is the student's word. The
 dump is not taken on trust either, but it cannot be forged cheaply: for every comparison a step's
@@ -22,89 +23,14 @@ the number of outputs, and places chosen in advance cannot carry a forged record
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
 
-DUMP_MAX = 16 << 20  # bytes: a record is at most about 4 KiB
-RECORDS_MAX = 100_000
+# The format and its reader are the model's (coursemodel/dumps.py); the names stay importable here.
+from coursemodel.dumps import (BLOCK_MIN, BLOCKS_MAX, DUMP_MAX, RECORDS_MAX, Block, Record,  # noqa: F401
+                               block_size, parse, step_key, timed_prefix)
+
 ROUNDING = 2.0 ** -52  # the sums are sums of doubles
-BLOCKS_MAX = 32  # common/output_dump.hpp: kOutputBlocksMax
-BLOCK_MIN = 4096  # common/output_dump.hpp: kOutputBlockMin
 ALLOWANCE = 2.0  # a block's sums may differ by ALLOWANCE x sqrt(sum of the reference's squared allowances)
-
-
-def block_size(count: int) -> int:
-    """Outputs per block of a record of `count` outputs (output_block_size)."""
-    return max(BLOCK_MIN, -(-count // BLOCKS_MAX))
-
-
-@dataclass(frozen=True)
-class Block:
-    sums: tuple[float, float]  # the two signed sums
-    low: float  # the smallest finite output (NaN: none)
-    high: float  # the largest
-    allowed_squares: float  # sum of the squared per-element allowances
-
-
-@dataclass
-class Record:
-    key: str  # "check 3", "time 3 run 7"
-    number: int  # the comparison's number within its key
-    count: int
-    block: int  # outputs per block
-    non_finite: int
-    blocks: tuple[Block, ...] = ()
-
-
-def parse(raw: bytes | None) -> tuple[dict[str, list[Record]], str]:
-    """key -> records in order, and a problem ("" when the dump is well-formed)."""
-    if raw is None:
-        return {}, "no output dump"
-    if len(raw) > DUMP_MAX:
-        return {}, "the output dump is implausibly large"
-    records: dict[str, list[Record]] = {}
-    lines = raw.decode("utf-8", "replace").splitlines()
-    if len(lines) > RECORDS_MAX:
-        return {}, "the output dump holds implausibly many records"
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            blocks = item["blocks"]
-            if not isinstance(blocks, list) or len(blocks) > BLOCKS_MAX:
-                raise ValueError("blocks")
-            parsed = []
-            for entry in blocks:
-                if not isinstance(entry, list) or len(entry) != 5:
-                    raise ValueError("block")
-                s0, s1, low, high, squares = (_number(v) for v in entry)
-                parsed.append(Block((s0, s1), low, high, squares))
-            record = Record(str(item["key"])[:100], _whole(item["n"]), _whole(item["count"]), _whole(item["block"]),
-                            _whole(item["non_finite"]), tuple(parsed))
-        except (ValueError, KeyError, TypeError, IndexError, RecursionError):
-            return {}, "the output dump is not well-formed"
-        records.setdefault(record.key, []).append(record)
-    return records, ""
-
-
-def _number(value) -> float:
-    if value is None:
-        return math.nan
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("not a number")
-    return float(value)
-
-
-def _whole(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError("not a count")
-    return value
-
-
-def step_key(step_id: str) -> str:
-    return f"check {step_id}"
 
 
 def differs(student: Record, reference: Record) -> str:
@@ -164,10 +90,6 @@ def check_step(step_id: str, student: dict[str, list[Record]], reference: dict[s
         if why:
             return f"comparison {index + 1} of {len(theirs)}: {why}"
     return ""
-
-
-def timed_prefix(step_id: str) -> str:
-    return f"time {step_id} "
 
 
 def check_timed(step_id: str, student: dict[str, list[Record]], reference: dict[str, list[Record]]) -> str:

@@ -5,10 +5,10 @@ reads, or a Stop that ends the lab with its state and reason (Grader.grade_lab).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursemodel import sanitizers
+from coursemodel.results import Perf, Roof, Verdict
 
 from . import answers, dumps, integrity, runner, safeio, sourcecheck
 from .archive import Limits
@@ -25,7 +26,7 @@ from .course import Course, Lab, copy_files
 from .objcheck import ObjectCheckError
 from .safeio import clean_line
 from .sandbox import Sandbox, Stopped
-from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, score_step, zero_steps
+from .scoring import FAILED, GRADED, NOT_GRADED, NOT_SUBMITTED, LabGrade, grader_verdict, score_step, zero_steps
 from .seeds import Seeds, perf_seed
 from .submission import LabFiles, Taken, scan_for_review, take, write_lab_files
 
@@ -39,10 +40,16 @@ VERBOSE = True  # the grader's progress lines (__main__ turns them off where nob
 BROKEN_CONTEXT = "not run: an earlier CUDA error"  # common/harness.cpp, broken_context_verdict
 
 
-def capability_skip(correctness: dict) -> bool:
+def capability_skip(verdict: Verdict) -> bool:
     """A step the harness skipped because this machine lacks a capability (cl::skip_step), not
     because an earlier CUDA error broke the process (read from the reference's own run only)."""
-    return correctness.get("status") == "skipped" and not correctness.get("message", "").startswith(BROKEN_CONTEXT)
+    return verdict.status == "skipped" and not verdict.message.startswith(BROKEN_CONTEXT)
+
+
+def reference_step_ok(step: runner.StepResult) -> bool:
+    """The reference's run passed the step, or skipped it for a capability this machine lacks."""
+    verdict = step.correctness
+    return verdict is not None and (verdict.passed or capability_skip(verdict))
 
 
 def safe_name(name: str) -> str:
@@ -79,16 +86,16 @@ class ReferenceLab:
         graded here), or ''."""
         step = self.correctness.steps.get(step_id) if self.correctness is not None else None
         if step is not None and step.correctness and capability_skip(step.correctness):
-            return step.correctness.get("message", "") or "skipped"
+            return step.correctness.message or "skipped"
         return ""
 
-    def perf_of(self, step_id: str) -> dict | None:
+    def perf_of(self, step_id: str) -> Perf | None:
         if self.perf is None or step_id not in self.perf.steps:
             return None
         return self.perf.steps[step_id].perf
 
     @property
-    def roof(self) -> dict | None:
+    def roof(self) -> Roof | None:
         return self.perf.roof if self.perf is not None else None
 
     def usable_sanitizers(self) -> list[str]:
@@ -151,8 +158,7 @@ class Reference:
             return ReferenceLab(False, correctness.reason, no_gpu=True, correctness=correctness)
         if correctness.outcome != "ok":
             return ReferenceLab(False, f"the reference's correctness run failed: {correctness.reason}")
-        wrong = [s.id for s in correctness.steps.values() if not s.correctness or (
-            s.correctness["status"] != "passed" and not capability_skip(s.correctness))]
+        wrong = [s.id for s in correctness.steps.values() if not reference_step_ok(s)]
         if wrong:
             return ReferenceLab(False, f"the reference fails step(s) {', '.join(wrong)} on this GPU", correctness=correctness)
         perf, _ = self._run(lab, built.exe, "perf", work, timeout, "perf")
@@ -186,9 +192,7 @@ class Reference:
                                "outputs", seed=seed, dump=True,
                                extra_env=None if guard_bands else sanitizers.ENVIRONMENT)
             problem = run.reason if run.outcome != "ok" else run.dump_problem
-            if not problem and any(not s.correctness or (s.correctness["status"] != "passed"
-                                                         and not capability_skip(s.correctness))
-                                   for s in run.steps.values()):
+            if not problem and not all(reference_step_ok(s) for s in run.steps.values()):
                 problem = "the reference solution fails a step on these inputs"
             self.dumps[key] = (run.dump, problem)
             shutil.rmtree(work, ignore_errors=True)
@@ -243,7 +247,8 @@ class Reference:
         run, _ = self._run(lab, built.exe, "correctness", work, self.config.limits["run_timeout_s"], "recheck",
                            extra_args=[f"--step={first}"])
         step = run.steps.get(first)
-        return run.outcome == "ok" and bool(step and step.correctness and step.correctness["status"] == "passed")
+        verdict = step.correctness if step is not None else None
+        return run.outcome == "ok" and verdict is not None and verdict.passed
 
     def starter(self, lab: Lab) -> integrity.Starter:
         """The untouched starter: its student files' objects, the other objects of its build and
@@ -358,33 +363,63 @@ class Folders:
 
 
 @dataclass
+class StepRecord:
+    """One step of the student's correctness run as the stages hand it on: the harness's verdict
+    until a check of the grader's replaces it (outputs unlike the reference's, compute-sanitizer's
+    finding: grader_verdict), and the open step's design in the student's words."""
+    id: str
+    name: str
+    correctness: Verdict | None = None
+    design: str = ""
+
+    @classmethod
+    def of(cls, step: runner.StepResult) -> "StepRecord":
+        return cls(step.id, step.name, step.correctness, step.design)
+
+    @property
+    def status(self) -> str | None:
+        return self.correctness.status if self.correctness is not None else None
+
+
+@dataclass
 class Correctness:
-    """The correctness run, its verdicts checked by the grader; `expected`: the reference's output
-    dump on the same seed."""
+    """The correctness run and its steps' records, their verdicts checked by the grader; `expected`:
+    the reference's output dump on the same seed."""
     run: runner.HarnessRun
     expected: dict
+    steps: dict[str, StepRecord] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, run: runner.HarnessRun, expected: dict) -> "Correctness":
+        return cls(run, expected, {i: StepRecord.of(step) for i, step in run.steps.items()})
 
     def passed(self) -> list[str]:
-        return [i for i, s in self.run.steps.items() if s.correctness and s.correctness["status"] == "passed"]
+        return [i for i, s in self.steps.items() if s.status == "passed"]
+
+
+TimedSteps = dict[str, Perf]  # one perf run's timed records by step id (the grader's output check applied)
+
+
+def timed_steps(run: runner.HarnessRun) -> TimedSteps:
+    return {i: step.perf for i, step in run.steps.items() if step.perf is not None}
 
 
 @dataclass
 class Timing:
     """The perf runs: the student's and the reference's, interleaved in pairs on the same seeds."""
-    pairs: list[tuple[dict, dict]] = field(default_factory=list)  # (student's, reference's) step id -> StepResult
+    pairs: list[tuple[TimedSteps, TimedSteps]] = field(default_factory=list)  # (student's, reference's)
     reason: str = ""  # why there are no perf records
 
-    def of(self, step_id: str) -> tuple[dict | None, dict | None, list[float]]:
+    def of(self, step_id: str) -> tuple[Perf | None, Perf | None, list[float]]:
         """The student's and the reference's perf records of the pair whose speed ratio is the median
         over the pairs where both passed (else the first pair's), and every such ratio."""
         usable = []
         for student, reference in self.pairs:
-            mine = student[step_id].perf if step_id in student else None
-            theirs = reference[step_id].perf if step_id in reference else None
+            mine, theirs = student.get(step_id), reference.get(step_id)
             ratio = None
-            if mine and theirs and mine.get("status") == "passed" and theirs.get("status") == "passed":
-                if mine.get("time_ms") and theirs.get("time_ms"):
-                    ratio = theirs["time_ms"] / mine["time_ms"]
+            if mine and theirs and mine.passed and theirs.passed:
+                if mine.time_ms and theirs.time_ms:
+                    ratio = theirs.time_ms / mine.time_ms
             usable.append((ratio, mine, theirs))
         ratios = sorted(r for r, _, _ in usable if r is not None)
         if not usable:
@@ -410,10 +445,10 @@ class Grader:
         self.current: tuple[str, str] | None = None  # (submission id, lab) being graded: where a stop came
         # Run, home and temp folders on a tmpfs of limits.scratch_max, where the grader (root) can
         # mount one; --keep-scratch keeps them on disk instead (a tmpfs would go with its unmount).
-        self.tmpfs = os.geteuid() == 0 and not keep_scratch and shutil.which("mount") is not None
-        if os.geteuid() != 0:
-            self.warnings.append("the run folders are on disk, limited per file only (a size-limited tmpfs needs "
-                                 "the grader to run as root)")
+        why_not = sandbox.can_mount()
+        self.tmpfs = not keep_scratch and not why_not
+        if why_not:
+            self.warnings.append(f"the run folders are on disk, limited per file only ({why_not})")
         limits = config.limits
         self.read_limits = Limits(total_bytes=parse_size(limits["submission_max"]),
                                   entries=int(limits["submission_entries"]),
@@ -530,10 +565,7 @@ class Grader:
                                                                + self.config.student_edition_exclude), folders.src)
         write_lab_files(files, folders.src / "labs" / run.lab.name)
         run.uid = self.sandbox.fresh_uid()
-        for folder in (folders.build, folders.home, folders.run, folders.tmp):
-            folder.mkdir()
-            if run.uid is not None:
-                os.chown(folder, run.uid, self.sandbox.gid, follow_symlinks=False)  # empty, just made
+        self.sandbox.make_own([folders.build, folders.home, folders.run, folders.tmp], run.uid)
         log(f"{run.submission_id} {run.lab.name}: building", detail=True)
         built = runner.build(self.sandbox, folders.src, folders.build, run.lab, "starter", self.gpu_arch,
                              self.config.limits["build_timeout_s"], run.logs_dir / f"{run.lab.name}-build.log",
@@ -601,20 +633,21 @@ class Grader:
         if problem:
             return Stop(NOT_GRADED, f"not graded: the reference solution could not run on this submission's inputs "
                                     f"({problem}) (a problem of the grading machine or the course)")
-        for step_id, step in student.steps.items():
-            if not step.correctness or step.correctness["status"] != "passed":
+        correctness = Correctness.of(student, expected)
+        for step_id, step in correctness.steps.items():
+            if step.status != "passed":
                 continue
             why = dumps.check_step(step_id, student.dump, expected)
             if why:
                 if student.dump_problem and not student.dump:
                     why += f" ({student.dump_problem})"
-                step.correctness = {"status": "wrong", "message": f"the harness reported it passed, but the grader's "
-                                                                  f"check of its outputs against the reference "
-                                                                  f"solution's on the same inputs failed: {why}"}
+                step.correctness = grader_verdict("wrong", f"the harness reported it passed, but the grader's check of "
+                                                           f"its outputs against the reference solution's on the same "
+                                                           f"inputs failed: {why}")
                 run.grade.review_flags.append(f"step {step_id}: reported as passed, but its outputs do not match the "
                                               f"reference solution's on the same inputs ({why}): the run's results "
                                               "do not describe what its kernels computed (read the file)")
-        return Correctness(student, expected)
+        return correctness
 
     def sanitize(self, run: LabRun, built: runner.Build, folders: Folders, correctness: Correctness,
                  reference: ReferenceLab) -> Correctness | Stop:
@@ -684,7 +717,7 @@ class Grader:
                                           f"passed on its own: {whole.first()}")
         for step, finding in found.items():
             if settings["on_finding"] == "fail_step":
-                correctness.run.steps[step].correctness = {"status": "sanitizer", "message": finding}
+                correctness.steps[step].correctness = grader_verdict("sanitizer", finding)
             else:
                 grade.review_flags.append(f"step {step}: {finding}")
         return correctness
@@ -715,32 +748,34 @@ class Grader:
             if problem:
                 return Timing(reason=f"the reference solution's perf run on this submission's seed failed ({problem}): "
                                      "not timed (a problem of the grading machine or the course)")
-            self._check_timed_outputs(run, perf, reference)
-            timing.pairs.append((perf.steps, reference.steps))
+            timing.pairs.append((self._check_timed_outputs(run, perf, reference), timed_steps(reference)))
         return timing
 
-    def _check_timed_outputs(self, run: LabRun, perf: "runner.HarnessRun", reference: "runner.HarnessRun") -> None:
-        """A step whose timed runs did not compute what the reference's did on the same inputs
-        loses its time (the perf record becomes wrong), with a review flag."""
-        for step_id, step in perf.steps.items():
-            if not step.perf or step.perf.get("status") != "passed":
+    def _check_timed_outputs(self, run: LabRun, perf: "runner.HarnessRun",
+                             reference: "runner.HarnessRun") -> TimedSteps:
+        """The student's timed records: a step whose timed runs did not compute what the reference's
+        did on the same inputs loses its time (its record becomes wrong), with a review flag."""
+        timed = timed_steps(perf)
+        for step_id, record in timed.items():
+            if not record.passed:
                 continue
             why = dumps.check_timed(step_id, perf.dump, reference.dump)
             if why and perf.dump_problem and not perf.dump:
                 why += f" ({perf.dump_problem})"
             if why:
-                step.perf = {**step.perf, "status": "wrong",
-                             "message": f"a timed run's outputs differ from the reference solution's on the same "
-                                        f"inputs: {why}"}
+                timed[step_id] = dataclasses.replace(
+                    record, status="wrong",
+                    message=f"a timed run's outputs differ from the reference solution's on the same inputs: {why}")
                 flag = (f"step {step_id}: its timed runs did not all compute the product of their own inputs ({why}): "
                         "no speed points (read the file: a memo, or work done only where it is checked)")
                 if flag not in run.grade.review_flags:
                     run.grade.review_flags.append(flag)
+        return timed
 
     def score(self, run: LabRun, reference: ReferenceLab, correctness: Correctness, timing: Timing) -> LabGrade:
         """Points per step: correctness, then speed relative to the reference (within what is
         plausible), and the lab's verdict on a sticky CUDA error."""
-        grade, steps = run.grade, correctness.run.steps
+        grade, steps = run.grade, correctness.steps
         for step_id, name in reference.step_list():
             student = steps.get(step_id)
             student_perf, reference_perf, ratios = timing.of(step_id)
@@ -758,14 +793,13 @@ class Grader:
                 step.review = []
             grade.review_flags += step.review
             grade.steps.append(step)
-        broken = [s for s in steps.values() if s.correctness and s.correctness["status"] == "error"]
+        broken = [s for s in steps.values() if s.status == "error"]
         # A step the student's run skipped that the reference ran: the run's GPU context broke (a
         # capability skip the reference shares is not one).
-        sticky = any(s.correctness and s.correctness["status"] == "skipped" and not reference.cannot_run(i)
-                     for i, s in steps.items())
+        sticky = any(s.status == "skipped" and not reference.cannot_run(i) for i, s in steps.items())
         if sticky and self.config.data["on_sticky_error"] == "zero_lab":
             # A sticky CUDA error (illegal address, trap) breaks the process's context: the lab scores 0.
-            cause = broken[0].correctness["message"] if broken else "a step broke the GPU context"
+            cause = broken[0].correctness.message if broken else "a step broke the GPU context"
             grade.state, grade.reason = FAILED, f"a sticky CUDA error left the GPU unusable: {cause}"
             for step in grade.steps:
                 step.reasons.insert(0, "lab scored 0: sticky CUDA error")
@@ -789,7 +823,7 @@ class Grader:
         the lab's step catalogue (lab.json)."""
         if reference is not None and reference.correctness is not None:
             return [(i, name, self.config.step_rule(lab.name, i), bool(reference.ok and reference.perf_of(i)
-                     and reference.perf_of(i)["status"] == "passed")) for i, name in reference.step_list()]
+                     and reference.perf_of(i).passed)) for i, name in reference.step_list()]
         return [(step.id, step.name, self.config.step_rule(lab.name, step.id), True) for step in lab.steps]
 
     def _given_names(self, lab: Lab) -> set[str]:
@@ -799,44 +833,20 @@ class Grader:
 
     @contextmanager
     def scratch(self, run: LabRun):
-        """The lab's scratch folder, on a tmpfs of limits.scratch_max where one can be mounted;
-        removed afterwards, unless --keep-scratch."""
-        root = Path(tempfile.mkdtemp(prefix=f"{run.lab.name}-", dir=self.scratch_root))
-        os.chmod(root, 0o711)  # the grader's: a run can use its own folders below, never rename them
-        mounted = self.tmpfs and self._mount_tmpfs(root)
-        try:
-            yield Folders(root)
-        finally:
-            if mounted:
-                _unmount(root)
-            if self.keep_scratch:
-                log(f"{run.submission_id} {run.lab.name}: scratch folder kept: {root}")
-            else:
-                shutil.rmtree(root, ignore_errors=True)  # rmtree never follows a link it meets
-
-    def _mount_tmpfs(self, folder: Path) -> bool:
-        size = parse_size(self.config.limits["scratch_max"])
-        try:
-            result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs",
-                                     str(folder)], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            result = subprocess.CompletedProcess([], 1, "", str(error))
-        if result.returncode == 0:
-            return True
-        self.tmpfs = False
-        self.warnings.append("the run folders are on disk, limited per file only: a tmpfs cannot be mounted here "
-                             f"({(result.stderr or result.stdout).strip()[:200]})")
-        log(f"WARNING: {self.warnings[-1]}")
-        return False
-
-
-def _unmount(folder: Path) -> None:
-    for argv in (["umount", str(folder)], ["umount", "-l", str(folder)]):
-        try:
-            if subprocess.run(argv, capture_output=True, timeout=60).returncode == 0:
-                return
-        except (OSError, subprocess.TimeoutExpired):
-            continue
+        """The lab's scratch folder (Sandbox.scratch), on a tmpfs of limits.scratch_max where one can be
+        mounted; removed afterwards, unless --keep-scratch (on disk then: a tmpfs goes with its unmount)."""
+        size = parse_size(self.config.limits["scratch_max"]) if self.tmpfs else None
+        with self.sandbox.scratch(self.scratch_root, f"{run.lab.name}-", size, keep=self.keep_scratch) as scratch:
+            if scratch.mount_problem:
+                self.tmpfs = False
+                self.warnings.append("the run folders are on disk, limited per file only: a tmpfs cannot be mounted "
+                                     f"here ({scratch.mount_problem})")
+                log(f"WARNING: {self.warnings[-1]}")
+            try:
+                yield Folders(scratch.root)
+            finally:
+                if self.keep_scratch:
+                    log(f"{run.submission_id} {run.lab.name}: scratch folder kept: {scratch.root}")
 
 
 def _head(result) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from coursemodel import build as course_build
 from coursemodel import results as course_results
+from coursemodel import sanitizers
 
 from . import dumps, safeio
 from .course import Lab
@@ -41,8 +42,8 @@ class Build:
 class StepResult:
     id: str
     name: str
-    correctness: dict | None  # {"status", "message"}
-    perf: dict | None  # {"status", "message", "time_ms", "throughput", "unit", "percent_of_roof", "variant"}
+    correctness: course_results.Verdict | None
+    perf: course_results.Perf | None
     design: str = ""  # the open step's design in the student's words (results "design")
 
 
@@ -53,7 +54,7 @@ class HarnessRun:
     steps: dict[str, StepResult] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     device: str = ""
-    roof: dict | None = None  # {"name", "value", "unit", "ceiling"} of the run's roof, as the harness wrote it
+    roof: course_results.Roof | None = None  # the run's roof, as the harness wrote it
     problem: str = ""
     output: str = ""
     seconds: float = 0.0
@@ -148,9 +149,16 @@ def run_harness(sandbox: Sandbox, exe: Path, lab: Lab, seed: int, suite: str, wo
     write work_dir only; the grader reads its results file from a descriptor of work_dir opened
     before the run, without following links, FIFOs or devices, at most RESULTS_MAX bytes.
     wrapper: a command the harness runs under (compute-sanitizer). dump: also ask for the output
-    dump (LAB_DUMP), read back the same way into HarnessRun.dump."""
-    name = f"results-{suite}{tag}.json"
-    dump_name = f"dump-{suite}{tag}.jsonl"
+    dump (LAB_DUMP), read back the same way into HarnessRun.dump.
+
+    A run under a tool and a graded run give the harness the same environment (the same variables,
+    the same values: the files it writes have the same names whatever `tag` says, and each run
+    removes the last one's first) and argv blocks of the same length: the guard-band layout that
+    extra_env asks for (sanitizers.ENVIRONMENT) goes in argv as an option of one length
+    (sanitizers.harness_layout), which the harness overwrites with the others before any step runs.
+    `tag` names nothing the run can see (the callers name their logs with it)."""
+    name = f"results-{suite}.json"
+    dump_name = f"dump-{suite}.jsonl"
     results_path = work_dir / name
     work_fd = safeio.open_dir(work_dir)
     try:
@@ -159,9 +167,10 @@ def run_harness(sandbox: Sandbox, exe: Path, lab: Lab, seed: int, suite: str, wo
                 os.unlink(old, dir_fd=work_fd)
             except FileNotFoundError:
                 pass
-        argv = [*wrapper, str(exe), f"-ts={suite}", *extra_args]
+        added, layout = sanitizers.harness_layout(extra_env)
+        argv = [*wrapper, str(exe), f"-ts={suite}", layout, *extra_args]
         env = {"LAB_SEED": str(seed), "LAB_RESULTS": str(results_path), "HOME": str(work_dir),
-               "TMPDIR": str(work_dir), **(extra_env or {})}
+               "TMPDIR": str(work_dir), **added}
         if dump:
             env["LAB_DUMP"] = str(work_dir / dump_name)
         result = sandbox.run(argv, cwd=work_dir, timeout=timeout, rw=[work_dir], ro=ro, env=env,
@@ -202,7 +211,7 @@ def interpret(result: RunResult, data: bytes | None, problem: str, lab: Lab, see
                           output=output, seconds=result.seconds)
     data, problem = load_results(data, problem, lab, seed)
     if result.returncode == EXIT_SKIP:
-        why = (data or {}).get("skipped") or "the harness found no usable GPU"
+        why = (data.skipped if data is not None else "") or "the harness found no usable GPU"
         return HarnessRun("no_gpu", f"not graded: no GPU ({why})", output=output, seconds=result.seconds)
     if result.returncode not in (0, 1):
         if result.returncode is None:
@@ -225,28 +234,26 @@ def interpret(result: RunResult, data: bytes | None, problem: str, lab: Lab, see
         return HarnessRun("failed", reason, output=output, seconds=result.seconds)
     if data is None:
         return HarnessRun("failed", f"no usable results: {problem}", output=output, seconds=result.seconds)
-    run = HarnessRun("ok", output=output, seconds=result.seconds, device=clean_line(data.get("device", ""))[:200],
-                     roof=data.get("roof"), problem=clean_line(data.get("problem", ""))[:500])
-    for step in data["steps"]:
-        if step["id"] in run.steps:
+    run = HarnessRun("ok", output=output, seconds=result.seconds, device=clean_line(data.device)[:200],
+                     roof=data.roof, problem=clean_line(data.problem)[:500])
+    for step in data.steps:
+        if step.id in run.steps:
             continue  # the first record of an id counts
-        run.steps[step["id"]] = StepResult(step["id"], step["name"], step["correctness"], step["perf"],
-                                           step.get("design", ""))
-        run.order.append(step["id"])
+        run.steps[step.id] = StepResult(step.id, step.name, step.correctness, step.perf, step.design)
+        run.order.append(step.id)
     return run
 
 
-def load_results(raw: bytes | None, problem: str, lab: Lab, seed: int) -> tuple[dict | None, str]:
+def load_results(raw: bytes | None, problem: str, lab: Lab, seed: int) -> tuple[course_results.Run | None, str]:
     """The results if they are well-formed and come from this run, else (None, why)."""
     if raw is None:
         return None, problem or "the harness wrote no results file"
     try:
-        results = course_results.parse(raw)
+        results = course_results.parse_run(raw)
     except course_results.ResultsError as error:
         return None, str(error)
     if results.lab != lab.name:
         return None, f"the results are for lab {results.lab!r}, not {lab.name}"
     if results.seed != seed:
         return None, "the results file does not come from this run (its seed differs)"
-    return {"lab": results.lab, "seed": results.seed, "device": results.device, "skipped": results.skipped,
-            "problem": results.problem, "roof": results.roof, "steps": results.steps}, ""
+    return results, ""

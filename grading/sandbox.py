@@ -32,6 +32,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -330,6 +331,42 @@ class Sandbox:
         uid = self.fresh_uid()
         return (uid, self.gid) if uid is not None else None
 
+    # --- the scratch folders of a lab: made, mounted and owned here ----------------------------------
+    @staticmethod
+    def can_mount() -> str:
+        """Why a scratch folder cannot be a tmpfs here ("" when it can: the grader is root and has mount)."""
+        if os.geteuid() != 0:
+            return "a size-limited tmpfs needs the grader to run as root"
+        return "" if shutil.which("mount") is not None else "there is no mount command"
+
+    @contextmanager
+    def scratch(self, parent: Path, prefix: str, tmpfs_size: int | None, keep: bool = False):
+        """A new folder of the grader's under `parent` (mode 0711: a run can use its own folders below
+        it, never rename them), on a tmpfs of `tmpfs_size` bytes when that is given (ask for one where
+        can_mount() says it can be); removed afterwards (a tmpfs unmounted first) unless `keep`, which
+        keeps it on disk (a tmpfs would go with its unmount). Yields a Scratch whose mount_problem says
+        why no tmpfs could be mounted ("" when one was, or none was asked for)."""
+        tmpfs_size = None if keep else tmpfs_size
+        root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        os.chmod(root, 0o711)
+        problem = _mount_tmpfs(root, tmpfs_size) if tmpfs_size is not None else ""
+        mounted = tmpfs_size is not None and not problem
+        try:
+            yield Scratch(root, mounted, problem)
+        finally:
+            if mounted:
+                _unmount(root)
+            if not keep:
+                shutil.rmtree(root, ignore_errors=True)  # rmtree never follows a link it meets
+
+    def make_own(self, folders: list[Path], uid: int | None) -> None:
+        """Each folder made (new and empty) and given to `uid` and the sandbox's group: what a
+        sandboxed build or run of that user writes. uid None: the grader's own (it is unprivileged)."""
+        for folder in folders:
+            folder.mkdir()
+            if uid is not None:
+                os.chown(folder, uid, self.gid, follow_symlinks=False)  # empty, just made: no link to follow
+
     def _choose_memory(self) -> None:
         method = self.memory_method
         if method == "none":
@@ -611,6 +648,33 @@ class Sandbox:
             raise SandboxError(f"the build tools (meson, ninja, nvcc) do not run as {who} in the sandbox: "
                                f"{result.output.strip()[-300:]}; install them where every user can run them "
                                "(e.g. under /usr/local), or name their folders in sandbox.extra_ro_binds")
+
+
+@dataclass
+class Scratch:
+    """A lab's scratch folder (Sandbox.scratch): where it is, whether it is a tmpfs, and why not."""
+    root: Path
+    tmpfs: bool = False
+    mount_problem: str = ""
+
+
+def _mount_tmpfs(folder: Path, size: int) -> str:
+    """A tmpfs of `size` bytes on `folder` (mode 0711, nosuid, nodev): "" once mounted, else why not."""
+    try:
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs",
+                                 str(folder)], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        result = subprocess.CompletedProcess([], 1, "", str(error))
+    return "" if result.returncode == 0 else ((result.stderr or result.stdout).strip()[:200] or "mount failed")
+
+
+def _unmount(folder: Path) -> None:
+    for argv in (["umount", str(folder)], ["umount", "-l", str(folder)]):
+        try:
+            if subprocess.run(argv, capture_output=True, timeout=60).returncode == 0:
+                return
+        except (OSError, subprocess.TimeoutExpired):
+            continue
 
 
 def _kill_tree(process: subprocess.Popen, cgroup: RunCgroup | None) -> None:

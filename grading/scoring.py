@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from coursemodel.results import GRADE_STATUSES, STATUSES, Perf, Roof, Verdict
+
 from .config import StepRule
 
 # Lab states
@@ -12,6 +14,40 @@ GRADED = "graded"  # the harness ran; steps scored
 FAILED = "failed"  # build error, crash, hang, out of memory: every step 0, with the reason
 NOT_SUBMITTED = "not_submitted"  # the lab's files are not in the submission
 NOT_GRADED = "not_graded"  # a fault of the grading machine (no GPU, the reference failed): no points, incomplete
+
+
+# --- a step's records as the grader holds them: the model's Verdict and Perf ------------------------
+def as_verdict(record: Verdict | None) -> Verdict | None:
+    """A step's correctness, the model's Verdict, checked: its status is one of
+    coursemodel.results.GRADE_STATUSES (the harness's own, or one the grader gives from outside the
+    run); ValueError for any other, TypeError for a record of another shape."""
+    if record is None:
+        return None
+    if not isinstance(record, Verdict):
+        raise TypeError(f"a step's verdict is the model's Verdict, not {type(record).__name__}")
+    verdict = record
+    if verdict.status not in GRADE_STATUSES:
+        raise ValueError(f"a step's verdict is one of {', '.join(GRADE_STATUSES)}, not {verdict.status!r}")
+    return verdict
+
+
+def grader_verdict(status: str, message: str) -> Verdict:
+    """A verdict the grader gives a step from outside its run (its outputs checked against the
+    reference's; compute-sanitizer's finding)."""
+    return as_verdict(Verdict(status, message))
+
+
+def as_perf(record: Perf | None) -> Perf | None:
+    """A step's timed record, the model's Perf, checked: its status is one of
+    coursemodel.results.STATUSES; ValueError for any other, TypeError for a record of another shape."""
+    if record is None:
+        return None
+    if not isinstance(record, Perf):
+        raise TypeError(f"a timed record is the model's Perf, not {type(record).__name__}")
+    perf = record
+    if perf.status not in STATUSES:
+        raise ValueError(f"a timed record's status is one of {', '.join(STATUSES)}, not {perf.status!r}")
+    return perf
 
 
 @dataclass
@@ -54,13 +90,14 @@ def perf_fraction(ratio: float, rule: StepRule) -> float:
     return ratio / rule.full_ratio
 
 
-def speed_ratio(student: dict, reference: dict, metric: str) -> float | None:
+def speed_ratio(student: Perf, reference: Perf, metric: str) -> float | None:
     """student relative to reference, > 1 when faster; None when it cannot be computed."""
+    student, reference = as_perf(student), as_perf(reference)
     if metric == "throughput":
-        s, r = student.get("throughput"), reference.get("throughput")
+        s, r = student.throughput, reference.throughput
         if s and r and s > 0 and r > 0:
             return s / r
-    s, r = student.get("time_ms"), reference.get("time_ms")
+    s, r = student.time_ms, reference.time_ms
     if s and r and s > 0 and r > 0:
         return r / s
     return None
@@ -69,7 +106,7 @@ def speed_ratio(student: dict, reference: dict, metric: str) -> float | None:
 ROOF_MARGIN = 1.10  # clocks and counting conventions; far below any fake (as the harness's own check)
 
 
-def implausible(ratio: float, rule: StepRule, reference_perf: dict | None, roof: dict | None) -> str:
+def implausible(ratio: float, rule: StepRule, reference_perf: Perf | None, roof: Roof | None) -> str:
     """Why a claimed speed cannot be real, or '': faster than the reference by more than
     rule.max_ratio, or, at the reference's throughput times the ratio, above the roof the reference's
     own run measured (its ceiling: what the hardware cannot exceed). Both from the grader's side:
@@ -77,35 +114,39 @@ def implausible(ratio: float, rule: StepRule, reference_perf: dict | None, roof:
     if ratio > rule.max_ratio:
         return (f"{ratio:.3g} x the reference's speed, more than the {rule.max_ratio:g} x a correct step can "
                 "plausibly reach: the reported time is not trusted")
-    ceiling = (roof or {}).get("ceiling")
-    throughput = (reference_perf or {}).get("throughput")
-    if ceiling and throughput and throughput > 0 and (reference_perf or {}).get("unit") == (roof or {}).get("unit"):
+    ceiling = roof.ceiling if roof is not None else None
+    reference_perf = as_perf(reference_perf)
+    throughput = reference_perf.throughput if reference_perf is not None else None
+    if ceiling and throughput and throughput > 0 and reference_perf.unit == roof.unit:
         implied = throughput * ratio
         if implied > ROOF_MARGIN * ceiling:
-            return (f"{ratio:.3g} x the reference's speed means {implied:.4g} {roof['unit']}, above this GPU's "
-                    f"ceiling of {ceiling:.4g} {roof['unit']}: the reported time is not trusted")
+            return (f"{ratio:.3g} x the reference's speed means {implied:.4g} {roof.unit}, above this GPU's "
+                    f"ceiling of {ceiling:.4g} {roof.unit}: the reported time is not trusted")
     return ""
 
 
-def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dict | None,
-               student_perf: dict | None, reference_perf: dict | None, perf_reason: str = "",
-               roof: dict | None = None) -> StepGrade:
-    """One step. student_* are the harness's records (None: absent). perf_reason: why the student's
-    perf run has no record for any step (it crashed, timed out, was not run). roof: the reference
-    run's roof (its ceiling bounds any plausible speed)."""
-    perf_max = rule.performance_points if (reference_perf and reference_perf.get("status") == "passed") else 0.0
+def score_step(step_id: str, name: str, rule: StepRule, student_correctness: Verdict | None,
+               student_perf: Perf | None, reference_perf: Perf | None, perf_reason: str = "",
+               roof: Roof | None = None) -> StepGrade:
+    """One step. student_* are the step's records as the grader holds them (the harness's, or the
+    grader's own verdict; None: absent), as the model's Verdict and Perf. perf_reason:
+    why the student's perf run has no record for any step (it crashed, timed out, was not run). roof:
+    the reference run's roof (its ceiling bounds any plausible speed)."""
+    student_correctness = as_verdict(student_correctness)
+    student_perf, reference_perf = as_perf(student_perf), as_perf(reference_perf)
+    perf_max = rule.performance_points if (reference_perf is not None and reference_perf.passed) else 0.0
     grade = StepGrade(step_id, name, rule.correctness_points, perf_max)
     if reference_perf is not None:
-        grade.reference_time_ms = reference_perf.get("time_ms")
-        grade.reference_throughput = reference_perf.get("throughput")
-        grade.unit = reference_perf.get("unit", "")
+        grade.reference_time_ms = reference_perf.time_ms
+        grade.reference_throughput = reference_perf.throughput
+        grade.unit = reference_perf.unit or ""
 
     if student_correctness is None:
         grade.correctness_status = "missing"
         grade.reasons.append("correctness: the harness reported nothing for this step")
     else:
-        grade.correctness_status = student_correctness["status"]
-        grade.correctness_message = student_correctness.get("message", "")
+        grade.correctness_status = student_correctness.status
+        grade.correctness_message = student_correctness.message
         if grade.correctness_status == "passed":
             grade.correctness_points = rule.correctness_points
         else:
@@ -122,13 +163,13 @@ def score_step(step_id: str, name: str, rule: StepRule, student_correctness: dic
         grade.perf_status = "missing"
         grade.reasons.append("performance: " + (perf_reason or "the harness did not time this step"))
         return grade
-    grade.perf_status = student_perf["status"]
-    grade.time_ms = student_perf.get("time_ms")
-    grade.throughput = student_perf.get("throughput")
-    grade.unit = student_perf.get("unit") or grade.unit
+    grade.perf_status = student_perf.status
+    grade.time_ms = student_perf.time_ms
+    grade.throughput = student_perf.throughput
+    grade.unit = student_perf.unit or grade.unit
     if grade.perf_status != "passed":
         grade.reasons.append(f"performance: the timed run's output was {_say(grade.perf_status)}"
-                             + (f" ({student_perf.get('message')})" if student_perf.get("message") else ""))
+                             + (f" ({student_perf.message})" if student_perf.message else ""))
         return grade
     grade.ratio = speed_ratio(student_perf, reference_perf, rule.metric)
     if grade.ratio is None:

@@ -91,8 +91,9 @@ def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeou
                 check.fail(f"solution {suite}: {run.reason}")
                 continue
             key = "correctness" if suite == "correctness" else "perf"
-            bad = [f"step {s.id}: {(getattr(s, key) or {}).get('status', 'missing')} {(getattr(s, key) or {}).get('message', '')}"
-                   for s in run.steps.values() if (getattr(s, key) or {}).get("status") != "passed"]
+            records = [(s.id, getattr(s, key)) for s in run.steps.values()]
+            bad = [f"step {i}: {r.status if r else 'missing'} {r.message if r else ''}"
+                   for i, r in records if r is None or not r.passed]
             if not run.steps:
                 check.fail(f"solution {suite}: the harness reported no steps")
             elif bad:
@@ -108,8 +109,8 @@ def verify_lab(course: Course, lab: Lab, work: Path, gpu_arch: str, build_timeou
             check.no_gpu = True
             check.lines.append(f"--   starter: {run.reason}")
         elif result.returncode != 0 or run.outcome != "ok":
-            bad = [f"step {s.id}: {(s.correctness or {}).get('status')}" for s in run.steps.values()
-                   if (s.correctness or {}).get("status") != "not_implemented"]
+            bad = [f"step {s.id}: {s.correctness.status if s.correctness else None}" for s in run.steps.values()
+                   if s.correctness is None or s.correctness.status != "not_implemented"]
             check.fail("starter: not every step reports 'not implemented'"
                        + (f" ({'; '.join(bad)})" if bad else f" ({run.reason or 'exit status ' + str(result.returncode)})"))
         else:
@@ -121,7 +122,7 @@ def unrecorded_steps(run: runner.HarnessRun) -> list[str]:
     """The steps the run passed whose check recorded no outputs in its dump: for them the grader's
     output check (grading/dumps.py, check_step) would accept anything."""
     return [i for i in run.order
-            if ((run.steps[i].correctness or {}).get("status") == "passed" and not run.dump.get(dumps.step_key(i)))]
+            if run.steps[i].correctness and run.steps[i].correctness.passed and not run.dump.get(dumps.step_key(i))]
 
 
 def _check_outputs_again(check: LabCheck, exe: Path, lab: Lab, work: Path, seed: int, first, timeout: float) -> None:

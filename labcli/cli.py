@@ -244,7 +244,7 @@ def run_lab(course: Course, argv: list[str]) -> int:
         return 0
     if args.step and code == 0 and results_path.is_file():
         try:
-            ran = results.load(results_path).step_ids()
+            ran = results.load_run(results_path).step_ids()
         except results.ResultsError:
             ran = [args.step]
         if args.step not in ran:
@@ -278,11 +278,11 @@ def sanitize_lab(course: Course, lab: labs.Lab, build_dir: Path, exe: Path, flav
         print("compute-sanitizer needs a GPU: nothing was checked.")
         return 0
     try:
-        run = results.load(results_path)
+        run = results.load_run(results_path)
     except results.ResultsError as error:
         raise UsageError(f"the harness wrote no results (exit status {code}): {error}") from error
     # Steps to check: those that ran and did not say "not implemented" (no kernel ran for those).
-    steps = [s for s in run.steps if s["correctness"] and s["correctness"]["status"] != "not_implemented"]
+    steps = [s for s in run.steps if s.correctness and s.correctness.status != "not_implemented"]
     if not steps:
         print("No step to check: every step says 'not implemented yet' (or --step named none).")
         return 0
@@ -292,10 +292,10 @@ def sanitize_lab(course: Course, lab: labs.Lab, build_dir: Path, exe: Path, flav
     print()
     say(f"compute-sanitizer, step by step (seed {run.seed}; logs in {logs}/)")
     for step in steps:
-        print(f"step {step['id']}  {step['name']}  (its check: {step['correctness']['status']})")
+        print(f"step {step.id}  {step.name}  (its check: {step.correctness.status})")
         for tool in sanitizers.STUDENT_TOOLS:
-            log = logs / f"step-{step['id']}-{tool}.log"
-            argv = sanitizers.command(sanitizer, tool, [str(exe), "-ts=correctness", f"--step={step['id']}",
+            log = logs / f"step-{step.id}-{tool}.log"
+            argv = sanitizers.command(sanitizer, tool, [str(exe), "-ts=correctness", f"--step={step.id}",
                                                         f"--seed={run.seed}", *passthrough])
             with open(log, "w+b") as out:
                 tool_code = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, check=False,

@@ -332,7 +332,7 @@ def exit_status(status_path: Path, output: Output, state: str) -> int | None:
 def skipped_reason(course, lab_name: str, flavour: str) -> str:
     """Why the job's run skipped the GPU part, from the results file it wrote ("" if it did not)."""
     try:
-        return results.load(course.build_dir(flavour) / "results" / f"{lab_name}.json").skipped
+        return results.load_run(course.build_dir(flavour) / "results" / f"{lab_name}.json").skipped
     except results.ResultsError:
         return ""
 

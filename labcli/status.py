@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from coursemodel import answer_count, answers_template, labs, results, sheets
@@ -60,7 +61,7 @@ def is_better(record: dict, best: dict | None) -> bool:
 def record(results_path: Path, progress_path: Path) -> int:
     """Merges one run. Steps the run did not reach (--step, -ts=perf, a crash) keep what they had."""
     try:
-        run = results.load(results_path)
+        run = results.load_run(results_path)
     except results.ResultsError:
         return 0  # the harness wrote nothing (it did not start): nothing to record
     lab_name = run.lab
@@ -75,20 +76,21 @@ def record(results_path: Path, progress_path: Path) -> int:
     lab.pop("last_skipped", None)
     device = run.device
     lab["device"] = device
-    if run.roof:
-        lab["roof"] = run.roof
+    # The status file keeps the run's records as JSON objects (dataclasses.asdict: the results file's fields).
+    roof = asdict(run.roof) if run.roof else None
+    if roof:
+        lab["roof"] = roof
     for step in run.steps:
-        step_id = step["id"]
+        step_id = step.id
         entry = lab["steps"].setdefault(step_id, {})
         if step_id not in lab["order"]:
             lab["order"].append(step_id)
-        entry["name"] = step.get("name", entry.get("name", ""))
-        entry["section"] = step.get("section", entry.get("section", 0))
-        if step.get("correctness"):
-            entry["verdict"] = {**step["correctness"], "at": stamp}
-        perf = step.get("perf")
-        if perf:
-            perf = {**perf, "at": stamp, "roof": run.roof, "device": device}
+        entry["name"] = step.name
+        entry["section"] = step.section
+        if step.correctness:
+            entry["verdict"] = {**asdict(step.correctness), "at": stamp}
+        if step.perf:
+            perf = {**asdict(step.perf), "at": stamp, "roof": roof, "device": device}
             entry["last_perf"] = perf
             if perf.get("status") == "passed":
                 best = entry.setdefault("best", {})

@@ -67,3 +67,28 @@ TEST_CASE("what the grader gave is forgotten: LAB_* variables and harness option
     CHECK(cl::run_options().front_guard_bands_only);
     unsetenv("CUDA_LAB_KEPT");
 }
+
+TEST_CASE("the grader's guard-band layout is an option of one length (1 or 2), cleared with the others") {
+    const cl_test::SavedRunOptions saved;
+    std::string program = "test", front = "--guard-bands=1", both = "--guard-bands=2", filter = "-ts=correctness";
+    CHECK(front.size() == both.size());  // a run's argv block is as long under the tools as without them
+    char* tool_argv[] = {program.data(), filter.data(), front.data()};
+    CHECK(cl::parse_run_options(3, tool_argv).size() == 2);
+    CHECK(cl::run_options().front_guard_bands_only);
+    cl::forget_given_settings(3, tool_argv);
+    CHECK(front.c_str()[0] == '\0');
+    CHECK(std::string(filter.c_str()) == "-ts=correctness");
+
+    REQUIRE(setenv("LAB_GUARD_BANDS", "front", 1) == 0);  // the option wins over the variable
+    char* graded_argv[] = {program.data(), both.data()};
+    CHECK(cl::parse_run_options(2, graded_argv).size() == 1);
+    CHECK_FALSE(cl::run_options().front_guard_bands_only);
+    cl::forget_given_settings(2, graded_argv);
+    CHECK(std::getenv("LAB_GUARD_BANDS") == nullptr);
+    CHECK(both.c_str()[0] == '\0');
+
+    std::string bad = "--guard-bands=front";
+    char* bad_argv[] = {program.data(), bad.data()};
+    CHECK_THROWS_AS(cl::parse_run_options(2, bad_argv), std::invalid_argument);
+    CHECK(cl::is_harness_option("--guard-bands=1"));
+}

@@ -57,3 +57,23 @@ TEST_CASE("every timed variant of a step is kept for the sweeps' plots; the fast
     CHECK(results.steps()[0].perf->variant == "256 threads");
     CHECK(results.steps()[0].variants[0].variant == "128 threads");
 }
+
+TEST_CASE("a printed table is kept in the results, in order, with every row and the lab's own columns") {
+    cl::Results results;
+    cl::TableRecord table{"01-matadd on GPU", "8 x 8 float", {"memcpy D2D", 3057.07, "GB/s", 3352.0}, "GB/s",
+                          {"case"}, {}};
+    table.rows.push_back({{"0", "CPU reference", 0}, {cl::Status::passed, ""}, 56.03, 14.4, {"host"}});
+    table.rows.push_back({{"2", "two", 2}, {cl::Status::wrong, "bad"}, 0, 0, {""}});
+    results.record_table(table);
+    table.title = "second";
+    results.record_table(table);
+    REQUIRE(results.tables().size() == 2);
+    CHECK(results.tables()[1].title == "second");
+    const std::string json = results.to_json();
+    CHECK(json.find(R"("tables": [)") != std::string::npos);
+    CHECK(json.find(R"({"id": "0", "name": "CPU reference", "design": "", "status": "passed", "time_ms": 56.03, )"
+                    R"("throughput": 14.4, "extras": ["host"]})") != std::string::npos);
+    CHECK(json.find(R"("roof": {"name": "memcpy D2D", "value": 3057.07, "unit": "GB/s", "ceiling": 3352})") !=
+          std::string::npos);
+    CHECK(json.find(R"("status": "wrong")") != std::string::npos);
+}

@@ -3,6 +3,7 @@
 blocks, the sheets' hints), the errors that name a file and a line, and the site's audience from
 COURSE_DOCS_AUDIENCE."""
 
+import json
 import unittest
 
 from coursemodel import audience
@@ -143,9 +144,18 @@ class StudentsMaterialTest(unittest.TestCase):
         self.assertEqual(audience.neutral_tables("two-level tree\n", names, designs), "two-level tree\n")
 
     def test_an_open_step_in_a_results_file(self):
-        data = {"lab": "99-x", "steps": [{"id": "1", "name": "one level", "variants": [{"v": 1}]},
-                                         {"id": "2", "name": "two-level tree", "variants": [{"v": "fan-out 8"}]}]}
+        data = {"lab": "99-x", "steps": [{"id": "1", "name": "one level", "design": "", "variants": [{"v": 1}]},
+                                         {"id": "2", "name": "two-level tree", "design": "8-way tree, shuffles",
+                                          "variants": [{"v": "fan-out 8"}]}]}
         out = audience.neutral_results(data, {"99-x": {"2": "open: a sum at the roof"}})
-        self.assertEqual([(s["name"], s["variants"]) for s in out["steps"]],
-                         [("one level", [{"v": 1}]), ("open: a sum at the roof", [])])
+        self.assertEqual([(s["name"], s["design"], s["variants"]) for s in out["steps"]],
+                         [("one level", "", [{"v": 1}]), ("open: a sum at the roof", "", [])])
+        self.assertNotIn("shuffles", json.dumps(out))  # the reference's design words, in no field
         self.assertEqual(data["steps"][1]["name"], "two-level tree")  # the input is not changed
+        self.assertEqual(data["steps"][1]["design"], "8-way tree, shuffles")
+        rows = [{"id": "1", "name": "one level", "design": ""}, {"id": "2", "name": "open: x", "design": "tree of 8"}]
+        out = audience.neutral_results(dict(data, tables=[{"title": "t", "rows": rows}]),
+                                       {"99-x": {"2": "open: a sum at the roof"}})
+        self.assertEqual([(r["name"], r["design"]) for r in out["tables"][0]["rows"]],
+                         [("one level", ""), ("open: a sum at the roof", "")])  # the tables as printed, likewise
+        self.assertEqual(rows[1]["design"], "tree of 8")

@@ -41,7 +41,9 @@ class LabsTest(unittest.TestCase):
         cases = {"harness": dict(harness=None), "title": dict(title=""), "student_files": dict(student_files=[]),
                  "name": dict(name="01-other"), "open_steps": dict(open_steps=[4]),
                  "answers_file": dict(answers_file="k.cu"), "student_host_calls": dict(student_host_calls=["a b"]),
-                 "harnes": dict(harnes="typo")}
+                 "harnes": dict(harnes="typo"), "roof": dict(roof={"kind": "memory"}),
+                 "roof.kind": dict(roof={"kind": "dram", "roofline_roof": True}),
+                 "roof.roofline_roof": dict(roof={"kind": "tensor", "roofline_roof": True})}
         for key, change in cases.items():
             with self.subTest(key=key):
                 self.rewrite(**change)
@@ -50,6 +52,14 @@ class LabsTest(unittest.TestCase):
                 self.assertIn(f"labs/01-made-up/lab.json: '{key}'", str(raised.exception))
         (self.root / "labs" / "01-made-up" / "lab.json").write_text("{not json")
         with self.assertRaisesRegex(labs.LabError, "labs/01-made-up/lab.json: unreadable"):
+            labs.discover(self.root)
+
+    def test_the_roof_says_what_the_labs_roof_stands_for(self):
+        self.assertIsNone(labs.find(self.root, "01-made-up").roof)
+        self.rewrite(roof={"kind": "fp32", "roofline_roof": True})
+        self.assertEqual(labs.find(self.root, "01-made-up").roof, labs.Roof("fp32", True))
+        self.rewrite(roof={"kind": "tensor", "roofline_roof": "no"})
+        with self.assertRaisesRegex(labs.LabError, "'roof.roofline_roof' must be true or false"):
             labs.discover(self.root)
 
     def test_unsafe_student_paths_are_refused(self):
@@ -63,6 +73,18 @@ class LabsTest(unittest.TestCase):
         self.assertEqual([lab.name for lab in labs.discover(ROOT)], labs.names(ROOT))
         self.assertGreaterEqual(len(labs.names(ROOT)), 14)
 
+    def test_a_labs_meson_build_holds_only_what_is_its_own(self):
+        # The harness and the student files are lab.json's: the top-level meson.build reads them
+        # (coursemodel.labs build) and hands each lab lab_harness and lab_student_sources.
+        for lab in labs.discover(ROOT):
+            text = (ROOT / "labs" / lab.name / "meson.build").read_text()
+            code = "\n".join(line.split("#")[0] for line in text.splitlines())
+            for fact in (lab.harness, *lab.student_files):
+                self.assertNotIn(f"'{fact}", code, f"labs/{lab.name}/meson.build names {fact}: lab.json has it")
+            self.assertNotIn("lab_source_dir", code, f"labs/{lab.name}/meson.build: use lab_student_sources")
+            self.assertIn("lab_student_sources", code, f"labs/{lab.name}/meson.build")
+            self.assertIn("executable(lab_harness,", code, f"labs/{lab.name}/meson.build")
+
     def test_the_command_line_that_meson_reads(self):
         run = subprocess.run([sys.executable, "-m", "coursemodel.labs", "names", str(self.root)], cwd=ROOT,
                              capture_output=True, text=True, check=True)
@@ -70,6 +92,10 @@ class LabsTest(unittest.TestCase):
         run = subprocess.run([sys.executable, "-m", "coursemodel.labs", "get", str(self.root), "01-made-up",
                               "student_files"], cwd=ROOT, capture_output=True, text=True, check=True)
         self.assertEqual(run.stdout, "k.cu\n")
+        lab = labs.find(self.root, "01-made-up")
+        run = subprocess.run([sys.executable, "-m", "coursemodel.labs", "build", str(self.root)], cwd=ROOT,
+                             capture_output=True, text=True, check=True)
+        self.assertEqual(run.stdout, f"01-made-up {lab.harness} k.cu\n")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ tools/harness-fixtures/fixtures.py.
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ LAB01 = "01-matadd"
 LAB04 = "04-matmul-tiled"
 LAB06 = "06-reduction"
 LAB08 = "08-nbody"
+LAB14 = "14-tensor-cores"
 LAUNCHERS_MARK = "// The launchers: given"
 
 
@@ -231,6 +233,10 @@ class GpuCase:
     kernels: str = ""  # replaces the solution's kernels: from its anonymous namespace to the launchers
 
 
+# The definition of the open step's design name (its lab header declares it), inside the lab's namespace.
+OPEN_STEP_DESIGN = re.compile(r"\nnamespace (\w+) \{\n(?:(?!\nnamespace ).)*?\bconst char kOpenStepDesign\[\]", re.S)
+
+
 def replace_kernels(text: bytes, kernels: str) -> bytes:
     """The student file with everything from its first anonymous namespace (where the kernels
     begin) to the given launchers replaced by `kernels`, which closes the namespaces it opens."""
@@ -239,6 +245,10 @@ def replace_kernels(text: bytes, kernels: str) -> bytes:
     if start < 0 or end < start:
         raise ValueError("fixture: the solution's kernels are no longer between `namespace {` and the launchers; "
                          "update grading/tests/fixtures/gpu/")
+    replaced = source[start:end]
+    design = OPEN_STEP_DESIGN.search(replaced)
+    if design and "kOpenStepDesign" not in kernels:  # the header declares it: a fixture keeps one, blank
+        kernels = kernels.strip("\n") + f'\n\nnamespace {design.group(1)} {{\nconst char kOpenStepDesign[] = "";\n}}  // namespace {design.group(1)}\n'
     return (source[:start + 1] + kernels.strip("\n") + "\n\n" + source[end:]).encode()
 
 # The last warp's levels in lab 06's solution, with the __syncwarp calls that keep them race-free.
@@ -261,7 +271,7 @@ LAST_WARP_CALL = "if (tid < kWarpSize) sum = sum_last_warp<kThreads>(partial, ti
 # - memoize.cu: lab 01's kernel that remembers the (output, size) it has already written.
 # - issue 28, a memo that only pays where a run repeats, and its honest baseline: lab 04 with every
 #   step a naive product (the honest work: matmul-naive.cu, matmul-naive-tile.cu, matmul-kernels.cu),
-#   and the same with a memo at the perf shape (the attack: matmul-memo.cu, memo.cu and
+#   and the same with a memo at the perf shape (the attack: matmul-perf.cu, matmul-memo.cu, memo.cu and
 #   matmul-memo-tile.cu in place of the naive tile); lab 08 alike (nbody-*.cu, memo.cu). The memo can
 #   only earn speed points if some timed run repeats an earlier one's inputs; gpu_fixtures.sh
 #   compares each memo fixture's speed points with its baseline's.
@@ -270,14 +280,30 @@ LAST_WARP_CALL = "if (tid < kWarpSize) sum = sum_last_warp<kThreads>(partial, ti
 #   A guard band's offset decides which (once, only graded runs had one). Block 0 of a launch that
 #   takes the racy path prints a line, so that gpu_fixtures.sh can tell from the run's logs which
 #   path each run took.
+# - issue 39, the matched-record attack (matched-record.cu): a timed run's outputs zeros but for 64
+#   exact ones where the process does not check them itself, the honest work where it does, paced
+#   with __nanosleep to just under the reference's time. matched-matmul: lab 04, naive-matmul's work
+#   where checked (matmul-perf.cu, matmul-matched.cu, matmul-matched-tile.cu; its baseline is naive-matmul);
+#   matched-tensor-cores: lab 14's reference with steps 1 (FP16) and 5 (TF32) faked alike
+#   (tensor-cores-matched.cu, tensor-cores-matched-run.cu; their baseline is the reference's other
+#   steps, and the solution of SET=issue39's REPEAT part).
+# - env-probe.cu: host code that walks from its frame up to argc, argv and envp and looks for the
+#   grader's tell of a run under compute-sanitizer (the tools' guard-band layout), run at every
+#   launch by a converting constructor of a kernel's parameter type. env-overread: lab 01, step 4
+#   reads past the end where it finds no tell (env-overread.cu: the shape's count in its log line);
+#   env-race: lab 06, step 5's last warp races where it finds none: host code in a lab that declares
+#   none, refused by the integrity check before it runs.
 # - aligned-overread.cu: lab 01, step 4: the tail is one float4 load of a and of b reaching up to 3
 #   floats past their ends (the values there unused) where a lies 256 bytes past a multiple of 512;
-#   the thread that does it prints a line (the shape's count), for gpu_fixtures.sh.
+#   the thread that does it prints a line (the shape's count), for gpu_fixtures.sh. Both overread cases
+#   read the tail with overread-tail.cu.
 # - clock-reader.cu: lab 06, step 1: an honest kernel that also reads the GPU's nanosecond clock (when
 #   block 0 finished, kept for a debugger): the object check flags it for review, and the grade is whole.
 NAIVE_MATMUL = ("gpu/matmul-naive.cu", "gpu/matmul-naive-tile.cu", "gpu/matmul-kernels.cu")
-MEMOIZE_MATMUL = ("gpu/matmul-naive.cu", "gpu/matmul-memo.cu", "gpu/memo.cu", "gpu/matmul-memo-tile.cu",
-                  "gpu/matmul-kernels.cu")
+MEMOIZE_MATMUL = ("gpu/matmul-naive.cu", "gpu/matmul-perf.cu", "gpu/matmul-memo.cu", "gpu/memo.cu",
+                  "gpu/matmul-memo-tile.cu", "gpu/matmul-kernels.cu")
+MATCHED_MATMUL = ("gpu/matmul-naive.cu", "gpu/matmul-perf.cu", "gpu/matmul-matched.cu", "gpu/matched-record.cu",
+                  "gpu/matmul-matched-tile.cu", "gpu/matmul-kernels.cu")
 NAIVE_NBODY = ("gpu/nbody-naive.cu", "gpu/nbody-naive-bodies.cu", "gpu/nbody-kernels.cu")
 MEMOIZE_NBODY = ("gpu/nbody-naive.cu", "gpu/nbody-memo.cu", "gpu/memo.cu", "gpu/nbody-memo-bodies.cu",
                  "gpu/nbody-kernels.cu")
@@ -361,10 +387,57 @@ GPU_CASES = {
                             "06: a step whose graded run took the racy last warp (its log says so) loses its "
                             "correctness points (racecheck, same pointers); a step that did not keeps them"),
     "aligned-overread": GpuCase(LAB01, (("#include <cstddef>\n", "#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n"),
+                                        ("namespace matadd {\nnamespace {\n",
+                                         "namespace matadd {\nnamespace {\n\n" + fragment("gpu/overread-tail.cu")),
                                         ("    for (std::size_t i = vectors * 4 + first; i < count; i += stride) c[i] = "
                                          "a[i] + b[i];\n", fragment("gpu/aligned-overread.cu"))),
                                 "01: if the graded run read past the end (its log says so), step 4 loses its "
                                 "correctness points (memcheck, same pointers); if not, full marks"),
+    # --- issue 39: the matched-record attack, and misbehaviour that depends on the environment ---
+    "matched-matmul": GpuCase(LAB04, (), "04: naive-matmul's correctness points, no speed points on a step whose "
+                                         "timed runs it faked (each refused: a review flag that its timed runs did not "
+                                         "all compute), at most naive-matmul's speed points",
+                              kernels=fragments(*MATCHED_MATMUL)),
+    "matched-tensor-cores": GpuCase(LAB14, (("namespace wmma = nvcuda::wmma;\n",
+                                             "namespace wmma = nvcuda::wmma;\n\n" + fragments(
+                                                 "gpu/tensor-cores-matched.cu", "gpu/matched-record.cu",
+                                                 "gpu/tensor-cores-matched-run.cu")),
+                                            ("    (void)m;  // the grid covers exactly m / 32 x n / 32 blocks\n",
+                                             "    (void)m;  // the grid covers exactly m / 32 x n / 32 blocks\n"
+                                             "    if (faked_run(a, b, c, m, n, k, 1)) return;\n"),
+                                            ("    (void)m;\n\n    wmma::fragment<wmma::matrix_a, 16, 16, 8,",
+                                             "    (void)m;\n    if (faked_run(a, b, c, m, n, k, 5)) return;\n\n"
+                                             "    wmma::fragment<wmma::matrix_a, 16, 16, 8,")),
+                                    "14: steps 1 and 5 keep their correctness points and get no speed points (their "
+                                    "timed runs refused, a review flag each); every other step full marks"),
+    "env-overread": GpuCase(LAB01, (("#include <cstddef>\n", "#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n"),
+                                    ("namespace matadd {\nnamespace {\n",
+                                     "namespace matadd {\nnamespace {\n\n" + fragments("gpu/env-probe.cu",
+                                                                                       "gpu/overread-tail.cu")),
+                                    ("__global__ void add_open_step_kernel(const float* a, const float* b, float* c, "
+                                     "std::size_t count) {\n",
+                                     "__global__ void add_open_step_kernel(const float* a, const float* b, float* c, "
+                                     "ProbedCount probed) {\n    const std::size_t count = probed.value;\n"),
+                                    ("    for (std::size_t i = vectors * 4 + first; i < count; i += stride) c[i] = "
+                                     "a[i] + b[i];\n", fragment("gpu/env-overread.cu"))),
+                            "01: the host code finds no tell of a tool run, so memcheck's run reads past the end as "
+                            "the graded one does: step 4 loses its correctness points"),
+    "env-race": GpuCase(LAB06, (('#include "reduction.hpp"\n', '#include "reduction.hpp"\n\n#include <cstdint>\n'
+                                 '#include <cstdio>\n'),
+                                ("namespace reduction {\nnamespace {\n",
+                                 "namespace reduction {\nnamespace {\n\n" + fragment("gpu/env-probe.cu")),
+                                ("__device__ int sum_last_warp(int* partial, unsigned int tid) {",
+                                 "__device__ int sum_last_warp(int* partial, unsigned int tid, bool racy) {"),
+                                ("    int sum = partial[tid];\n#pragma unroll\n", fragment("gpu/aligned-race-last-warp.cu")),
+                                ("__global__ void reduce_unroll_last_warp_kernel(const int* in, std::size_t count, "
+                                 "int* out) {\n",
+                                 "__global__ void reduce_unroll_last_warp_kernel(const int* in, ProbedCount probed, "
+                                 "int* out) {\n    const std::size_t count = probed.value;\n"),
+                                (LAST_WARP_CALL, LAST_WARP_CALL.replace("tid);", "tid, probed.outside_tools);")),
+                                (LAST_WARP_CALL, LAST_WARP_CALL.replace("tid);", "tid, false);")),
+                                (LAST_WARP_CALL, LAST_WARP_CALL.replace("tid);", "tid, false);"))),
+                        "06 scores 0 before it runs: the integrity check names the host functions of a lab that "
+                        "declares none"),
     "clock-reader": GpuCase(LAB06, (("template <int kThreads>\n__global__ void reduce_interleaved_modulo_kernel",
                                      "__device__ unsigned long long block0_finished_ns = 0;\n\n"
                                      "template <int kThreads>\n__global__ void reduce_interleaved_modulo_kernel"),

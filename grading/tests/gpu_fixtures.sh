@@ -15,12 +15,23 @@
 #                04, 06 and 08: memoize-matmul against naive-matmul, memoize-nbody against
 #                naive-nbody (speed points), aligned-race (racecheck), aligned-overread (memcheck),
 #                clock-reader (a review flag for reading the GPU's clock, full marks);
-#   SET=repeat   the solution graded 5 times (REPEAT=5) on labs 01, 04, 06 and 09.
+#   SET=repeat   the solution graded 5 times (REPEAT=5) on labs 01, 04, 06 and 09;
+#   SET=issue39  the matched-record attack (matched-matmul against naive-matmul on lab 04,
+#                matched-tensor-cores on lab 14: no speed points for a step whose timed runs it
+#                faked) and host code that looks for the grader's tell of a tool run
+#                (env-overread on lab 01: step 4 lost; env-race on lab 06: refused before it runs);
+#   SET=cost     the solution graded 5 times (REPEAT) on labs 01, 06 and 14, each lab on its own
+#                (PER_LAB=1), so that each copy's cost.json is one lab's: with full marks every
+#                time, prints GPU seconds and wall seconds per submission per lab (median, max).
+#                tools/maintainers/grading-cost.sh runs it.
 # REPEAT=N grades N copies of every fixture (NAME-1 ... NAME-N, each with its own seed) in one
 # run, checks every copy as NAME, and prints each lab's scores, lab by copy. TOOLS: the sanitizers
 # (default the course's configuration's), GPU_ARCH (default: python3 -m coursemodel.build --print-gpu-arch), SANITIZER_TIMEOUT (s, default
 # 240). The references and starters are built once, first; the fixtures are graded in groups of the
-# same labs and configuration (the references run once per group).
+# same labs and configuration (the references run once per group); PER_LAB=1 grades each lab in a
+# group of its own. REFERENCE_DIR (default: a temporary folder) keeps the reference builds for the
+# next run. Every submission's cost.json is copied to OUTDIR/cost/GROUP/NAME.json, and the costs are
+# printed per group (a lab, or the labs of a group): GPU seconds and wall seconds per submission.
 set -u
 out=${1:?usage: gpu_fixtures.sh OUTDIR}
 mkdir -p "$out"
@@ -39,8 +50,18 @@ case "${SET:-}" in
     default_subs=solution
     default_labs=01-matadd,04-matmul-tiled,06-reduction,09-streams
     default_repeat=5 ;;
-  *) echo "SET must be issue28 or repeat (or unset), not ${SET}" >&2; exit 2 ;;
+  issue39)
+    default_subs="naive-matmul matched-matmul matched-tensor-cores env-overread env-race"
+    default_labs=01-matadd,04-matmul-tiled,06-reduction,14-tensor-cores
+    default_repeat=1 ;;
+  cost)
+    default_subs=solution
+    default_labs=01-matadd,06-reduction,14-tensor-cores
+    default_repeat=5
+    PER_LAB=${PER_LAB:-1} ;;
+  *) echo "SET must be issue28, repeat, issue39 or cost (or unset), not ${SET}" >&2; exit 2 ;;
 esac
+per_lab=${PER_LAB:-0}
 subs=${SUBS:-$default_subs}
 [ "${ALL:-0}" = 1 ] && subs="$subs starter wrong-result out-of-bounds hang nan planted-link"
 labs=${LABS:-$default_labs}
@@ -50,9 +71,19 @@ case "$repeat" in ''|*[!0-9]*|0) echo "REPEAT must be a whole number from 1, not
 # checks to be tested. The memo fixtures and their baselines read as one pair: only their speed
 # points are compared.
 review="forged-by-interposition planted-link naive-matmul memoize-matmul naive-nbody memoize-nbody"
+review+=" matched-matmul matched-tensor-cores"
 work=$(mktemp -d)
 chmod 711 "$work"  # the sandbox's unprivileged users pass through to their own folders
 trap 'rm -rf "$work"' EXIT
+# Stopped from outside (a time limit's SIGTERM, Ctrl-C): the grading in progress is stopped the way
+# the grader stops (its own handler: sandboxes killed, tmpfs unmounted) before the copy it runs from
+# is removed.
+grader_pid=
+stop() {
+  [ -n "$grader_pid" ] && kill -TERM "$grader_pid" 2>/dev/null && wait "$grader_pid"
+  exit 143
+}
+trap stop TERM INT
 start=$(date +%s)
 # The grader builds a submission from the files git tracks (Course.staging_files), so a file that
 # this tree has but its git index lacks (a given header not committed yet, or a copy of the course
@@ -88,10 +119,12 @@ config["sanitizers"]["tools"] = []
 json.dump(config, open(f"{work}/config-review.json", "w"))
 PY
 GPU_ARCH=${GPU_ARCH:-$(python3 -m coursemodel.build --print-gpu-arch)}
-common=(--gpu-arch "$GPU_ARCH" --reference-dir "$work/ref" --scratch "$work")
+ref=${REFERENCE_DIR:-$work/ref}
+mkdir -p "$ref"
+common=(--gpu-arch "$GPU_ARCH" --reference-dir "$ref" --scratch "$work")
 echo "building the references and starters of $labs" | tee "$out/grade.log"
 PYTHONUNBUFFERED=1 python3 -m grading build-reference --labs "$labs" --gpu-arch "$GPU_ARCH" \
-  --reference-dir "$work/ref" >>"$out/grade.log" 2>&1 || { cat "$out/grade.log"; exit 2; }
+  --reference-dir "$ref" >>"$out/grade.log" 2>&1 || { cat "$out/grade.log"; exit 2; }
 echo "references built at $(( $(date +%s) - start )) s" | tee -a "$out/grade.log"
 for name in $subs; do
   [ -d "$work/fx/$name" ] || continue
@@ -101,12 +134,16 @@ for name in $subs; do
   [ -n "$wanted" ] || continue
   kind=config
   [[ " $review " == *" $name "* ]] && kind=config-review
-  mkdir -p "$work/subs/$kind@$wanted"
-  if [ "$repeat" -gt 1 ]; then
-    for copy in $(seq 1 "$repeat"); do cp -r "$work/fx/$name" "$work/subs/$kind@$wanted/$name-$copy"; done
-  else
-    cp -r "$work/fx/$name" "$work/subs/$kind@$wanted/$name"
-  fi
+  groups=$wanted
+  [ "$per_lab" = 1 ] && groups=$(echo "$wanted" | tr ',' ' ')
+  for group_labs in $groups; do
+    mkdir -p "$work/subs/$kind@$group_labs"
+    if [ "$repeat" -gt 1 ]; then
+      for copy in $(seq 1 "$repeat"); do cp -r "$work/fx/$name" "$work/subs/$kind@$group_labs/$name-$copy"; done
+    else
+      cp -r "$work/fx/$name" "$work/subs/$kind@$group_labs/$name"
+    fi
+  done
 done
 planted_rc=0
 planted_seconds=0
@@ -116,13 +153,22 @@ for dir in "$work"/subs/*/; do
   wanted=${group#*@}
   begin=$(date +%s)
   PYTHONUNBUFFERED=1 timeout $(( 900 * $(ls "$dir" | wc -l) )) python3 -m grading grade --submissions "$dir" --out "$work/graded/$group" \
-    --labs "$wanted" --config "$work/$kind.json" "${common[@]}" >>"$out/grade.log" 2>&1
+    --labs "$wanted" --config "$work/$kind.json" "${common[@]}" >>"$out/grade.log" 2>&1 &
+  grader_pid=$!
+  wait "$grader_pid"
   rc=$?
+  grader_pid=
   seconds=$(( $(date +%s) - begin ))
   echo "graded $(ls "$dir" | tr '\n' ' ')($wanted, $kind): exit $rc in $seconds s" | tee -a "$out/grade.log"
   [ -d "$dir/planted-link" ] && { planted_rc=$rc; planted_seconds=$seconds; }
 done
 python3 -m grading gradebook "$work"/graded/* --csv "$out/gradebook.csv" 2>/dev/null
+for cost in "$work"/graded/*/*/cost.json; do
+  [ -f "$cost" ] || continue
+  group=$(basename "$(dirname "$(dirname "$cost")")")
+  mkdir -p "$out/cost/$group"
+  cp "$cost" "$out/cost/$group/$(basename "$(dirname "$cost")").json"
+done
 for dir in "$work"/graded/*/*/; do
   [ -f "$dir/report.md" ] && { cat "$dir/report.md"; echo; echo "---"; echo; }
 done > "$out/reports.md"
@@ -140,7 +186,16 @@ import json, pathlib, re, sys
 work, planted_rc, planted_seconds = pathlib.Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 repeat = int(sys.argv[4])
 summaries = {p.parent.name: p for p in (work / "graded").glob("*/*/summary.json")}
-grades = {name: json.loads(p.read_text()) for name, p in summaries.items()}
+grades = {}  # a fixture's grade; with PER_LAB, its labs gathered from every group
+for path in sorted((work / "graded").glob("*/*/summary.json")):
+    data = json.loads(path.read_text())
+    if path.parent.name in grades:
+        merged = grades[path.parent.name]
+        merged["labs"].update(data.get("labs", {}))
+        merged["seconds"] += data.get("seconds", 0)
+        merged["warnings"] += data.get("warnings", [])
+    else:
+        grades[path.parent.name] = data
 results = []
 copy = ""  # with REPEAT, the copy being checked: "-1", "-2" ...
 
@@ -253,6 +308,7 @@ def fixture_checks():
         if e:
             check(name, what, test(e), f"{e['state']} {e['score']}/{e['max_score']} {e['reason'][:120]}")
     issue28_checks()
+    issue39_checks()
 
 
 def ratio_text(s):
@@ -351,6 +407,84 @@ def issue28_checks():
               f"{(clock_flags(e) or e['review_flags'] or ['no review flag'])[0][:200]}")
 
 
+def timed_runs_refused(entry, step_id):
+    """The grader's flag that the step's timed runs did not compute what the reference's did."""
+    return any(f.startswith(f"step {step_id}: its timed runs did not all compute") for f in entry["review_flags"])
+
+def issue39_checks():
+    """Issue 39's fixtures (fixture_cases.py): the matched-record attack, judged against its honest
+    baseline, and host code that looks for the grader's tell of a run under the tools."""
+    m, n = lab("matched-matmul", "04-matmul-tiled"), lab("naive-matmul", "04-matmul-tiled")
+    if m:
+        faked = [s for s in m["steps"] if s["performance_max"] > 0]
+        paid = [s["id"] for s in faked if s["performance_points"] > 0 or not timed_runs_refused(m, s["id"])]
+        same = n is not None and total(m, "correctness_points") == total(n, "correctness_points")
+        check("matched-matmul", "04: naive-matmul's correctness points; every timed step refused (a review flag that "
+                                "its timed runs did not all compute) with no speed points; at most naive-matmul's "
+                                "speed points",
+              m["state"] == "graded" and same and bool(faked) and not paid
+              and (n is None or total(m, "performance_points") <= total(n, "performance_points")),
+              f"{m['state']}; correctness {total(m, 'correctness_points'):g}, speed "
+              f"{total(m, 'performance_points'):g}; naive-matmul: "
+              + (f"{total(n, 'correctness_points'):g}, {total(n, 'performance_points'):g}" if n else "not graded")
+              + f"; paid or not refused: {paid or 'none'}; {shown(m)[:400]}")
+    e = lab("matched-tensor-cores", "14-tensor-cores")
+    if e:
+        faked = [step(e, i) for i in ("1", "5")]
+        others = [s for s in e["steps"] if s["id"] not in ("1", "5")]
+        check("matched-tensor-cores", "14: steps 1 and 5 keep their correctness points, get no speed points and a "
+                                      "review flag each (timed runs refused); the other steps full marks",
+              e["state"] == "graded"
+              and all(s and s["correctness_points"] == s["correctness_max"] and s["performance_points"] == 0
+                      and timed_runs_refused(e, s["id"]) for s in faked)
+              and all(s["correctness_points"] == s["correctness_max"]
+                      and s["performance_points"] == s["performance_max"] for s in others),
+              f"{e['state']}; {shown(e)[:600]}")
+    e = lab("env-overread", "01-matadd")
+    if e:
+        pattern = r"env-overread: step 4 read past the end of a and b \(count (\d+)\)"
+        graded = markers("env-overread", "01-matadd-correctness.log", pattern)
+        tool = markers("env-overread", "01-matadd-memcheck*.log", pattern)
+        s4 = step(e, "4")
+        others = all(s["correctness_points"] == s["correctness_max"] for s in e["steps"] if s["id"] != "4")
+        said = (f"read past the end in the graded run at counts {', '.join(sorted(graded or [], key=int)) or 'none'}; "
+                f"under memcheck: {', '.join(sorted(tool, key=int)) or 'none' if tool is not None else 'no memcheck log'}")
+        check("env-overread", "01: the host code found no tell of a tool run: memcheck's run read past the end as the "
+                              "graded run did, and step 4 loses its correctness points; the other steps keep theirs",
+              e["state"] == "graded" and bool(graded) and bool(tool) and bool(s4) and s4["correctness_points"] == 0
+              and others, f"{said}; {shown(e, {'4'})}")
+        for logs in ("01-matadd-correctness.log", "01-matadd-memcheck*.log", "01-matadd-racecheck*.log"):
+            seen = markers("env-overread", logs, r"env-probe: ([^\n]*)")
+            print(f"INFO  env-overread{copy}: what its host code saw in {logs}: {sorted(seen) if seen else 'no line'}")
+    e = lab("env-race", "06-reduction")
+    if e:
+        check("env-race", "06 scores 0 before it runs: the integrity check names the host functions of a lab that "
+                          "declares none",
+              e["state"] == "failed" and e["score"] == 0
+              and ("defines the host function" in e["reason"]
+                   or any("defines the host function" in f for f in e["review_flags"])),
+              e["reason"][:300])
+
+
+def cost_table():
+    """Each group's cost: per submission (its cost.json), GPU seconds and wall seconds, median and max."""
+    import statistics
+    groups = {}
+    for path in sorted((work / "graded").glob("*/*/cost.json")):
+        cost = json.loads(path.read_text())
+        groups.setdefault(path.parent.parent.name.split("@", 1)[-1], []).append(cost)
+    if not groups:
+        return
+    print("cost per submission (cost.json; the first of a group also pays the reference's runs once per lab):")
+    print(f"  {'labs':<40}{'n':>3}{'GPU s median':>14}{'GPU s max':>11}{'wall s median':>15}{'wall s max':>12}  device")
+    for labs, costs in sorted(groups.items()):
+        gpu = [float(c.get("gpu_seconds") or 0) for c in costs]
+        wall = [float(c.get("wall_seconds") or 0) for c in costs]
+        device = sorted({c.get("device") or "?" for c in costs})
+        print(f"  {labs:<40}{len(costs):>3}{statistics.median(gpu):>14.1f}{max(gpu):>11.1f}"
+              f"{statistics.median(wall):>15.1f}{max(wall):>12.1f}  {'; '.join(device)}")
+
+
 def repeat_table():
     """With REPEAT: each lab's score in every copy of a fixture, a line per lab."""
     if repeat < 2:
@@ -372,6 +506,7 @@ copies = [f"-{i}" for i in range(1, repeat + 1)] if repeat > 1 else [""]
 for copy in copies:
     fixture_checks()
 repeat_table()
+cost_table()
 for name, g in sorted(grades.items()):
     print(f"time   {name}: {g['seconds']:.0f} s; warnings: {'; '.join(g['warnings'])[:300] or 'none'}")
 print(f"{sum(results)} of {len(results)} checks held")

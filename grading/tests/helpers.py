@@ -29,8 +29,9 @@ seed = int(os.environ["LAB_SEED"])
 suite = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("-ts=")), "")
 only = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--step=")), None)
 tool = os.environ.get("FAKE_SANITIZER_TOOL")
-print("fake harness", suite, "seed", seed, "tool", tool, "guard", os.environ.get("LAB_GUARD_BANDS", "both"),
-      flush=True)
+bands = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--guard-bands=")), None)
+guard = {{"1": "front", "2": "both"}}.get(bands, "none given")  # the grader's layout: an option, never a variable
+print("fake harness", suite, "seed", seed, "tool", tool, "guard", guard, flush=True)
 results_path = os.environ["LAB_RESULTS"]
 run_dir = os.path.dirname(results_path)
 fault = spec.get("fault", {{}}).get("sanitizer" if tool else suite)

@@ -3,7 +3,9 @@ import json
 import unittest
 
 from grading.config import Config, ConfigError, parse_size
-from grading.scoring import GRADED, LabGrade, perf_fraction, score_step, speed_ratio
+from coursemodel.results import GRADE_STATUSES, STATUSES, Perf, Verdict
+from grading.scoring import (GRADED, LabGrade, as_perf, as_verdict, grader_verdict, perf_fraction, score_step,
+                             speed_ratio)
 from grading.tests.helpers import REPO
 
 
@@ -12,7 +14,7 @@ def rule(**over):
 
 
 def perf(status="passed", ms=1.0, throughput=None):
-    return {"status": status, "message": "", "time_ms": ms, "throughput": throughput, "unit": "GB/s"}
+    return Perf(status, "", ms, throughput, "GB/s")
 
 
 class ConfigTest(unittest.TestCase):
@@ -95,49 +97,75 @@ class ScoringTest(unittest.TestCase):
         self.assertIsNone(speed_ratio(perf(ms=0), perf(ms=1.0), "time"))
 
     def test_correct_and_as_fast_as_the_reference_gets_everything(self):
-        g = score_step("1", "s", rule(), {"status": "passed"}, perf(ms=1.1), perf(ms=1.0))
+        g = score_step("1", "s", rule(), Verdict("passed"), perf(ms=1.1), perf(ms=1.0))
         self.assertEqual((g.correctness_points, g.performance_points, g.reasons), (1.0, 1.0, []))
 
     def test_slower_scales_linearly_and_says_why(self):
-        g = score_step("1", "s", rule(), {"status": "passed"}, perf(ms=2.5), perf(ms=1.0))  # ratio 0.4
+        g = score_step("1", "s", rule(), Verdict("passed"), perf(ms=2.5), perf(ms=1.0))  # ratio 0.4
         self.assertAlmostEqual(g.performance_points, 0.5)
         self.assertIn("0.40 x the reference", g.reasons[0])
 
     def test_below_the_floor_no_perf_points(self):
-        g = score_step("1", "s", rule(), {"status": "passed"}, perf(ms=10.0), perf(ms=1.0))
+        g = score_step("1", "s", rule(), Verdict("passed"), perf(ms=10.0), perf(ms=1.0))
         self.assertEqual((g.correctness_points, g.performance_points), (1.0, 0.0))
         self.assertIn("below the floor", g.reasons[0])
 
     def test_wrong_gets_nothing_however_fast(self):
-        g = score_step("1", "s", rule(), {"status": "wrong", "message": "wrong at index 3"}, perf(ms=0.1),
+        g = score_step("1", "s", rule(), Verdict("wrong", "wrong at index 3"), perf(ms=0.1),
                        perf(ms=1.0))
         self.assertEqual(g.score, 0.0)
         self.assertIn("wrong at index 3", g.reasons[0])
         self.assertIn("before the step is correct", g.reasons[1])
 
     def test_fast_but_wrong_timed_output_gets_no_perf_points(self):
-        g = score_step("1", "s", rule(), {"status": "passed"}, perf(status="wrong", ms=0.1), perf(ms=1.0))
+        g = score_step("1", "s", rule(), Verdict("passed"), perf(status="wrong", ms=0.1), perf(ms=1.0))
         self.assertEqual((g.correctness_points, g.performance_points), (1.0, 0.0))
         self.assertIn("timed run's output was wrong", g.reasons[0])
 
     def test_no_perf_record_and_perf_run_failure(self):
-        g = score_step("1", "s", rule(), {"status": "passed"}, None, perf(ms=1.0), "the perf run failed: crashed")
+        g = score_step("1", "s", rule(), Verdict("passed"), None, perf(ms=1.0), "the perf run failed: crashed")
         self.assertEqual(g.performance_points, 0.0)
         self.assertIn("crashed", g.reasons[0])
 
     def test_step_without_reference_timing_has_no_perf_points_to_lose(self):
-        g = score_step("1", "s", rule(), {"status": "passed"}, None, None)
+        g = score_step("1", "s", rule(), Verdict("passed"), None, None)
         self.assertEqual((g.score, g.max_score, g.reasons), (1.0, 1.0, []))
 
     def test_missing_and_not_implemented(self):
         g = score_step("1", "s", rule(), None, None, perf())
         self.assertEqual((g.score, g.max_score), (0.0, 2.0))
-        g = score_step("1", "s", rule(), {"status": "not_implemented", "message": ""}, None, perf())
+        g = score_step("1", "s", rule(), Verdict("not_implemented", ""), None, perf())
         self.assertIn("not implemented", g.reasons[0])
 
+    def test_the_step_records_are_the_models_with_its_statuses(self):
+        # A verdict is the model's Verdict with a status of GRADE_STATUSES (the harness's or the
+        # grader's own, such as "sanitizer"); a timed record the model's Perf with a harness status.
+        for status in GRADE_STATUSES:
+            self.assertEqual(as_verdict(Verdict(status, "m")), Verdict(status, "m"))
+        self.assertEqual(grader_verdict("sanitizer", "found"), Verdict("sanitizer", "found"))
+        for bad in ("sanitiser", "ok", ""):
+            with self.assertRaisesRegex(ValueError, "verdict is one of"):
+                grader_verdict(bad, "")
+        self.assertEqual(as_perf(perf(ms=2.0)), Perf("passed", "", 2.0, None, "GB/s"))
+        for status in STATUSES:
+            self.assertEqual(as_perf(perf(status=status)).status, status)
+        with self.assertRaisesRegex(ValueError, "timed record"):
+            as_perf(perf(status="sanitizer"))  # the grader's verdicts are never a timed record's
+        self.assertIsNone(as_verdict(None))
+        self.assertIsNone(as_perf(None))
+
+    def test_a_record_of_another_shape_is_refused(self):
+        # The step records are the model's dataclasses only (coursemodel.results): no dict stands in.
+        with self.assertRaisesRegex(TypeError, "the model's Verdict"):
+            as_verdict({"status": "passed", "message": ""})
+        with self.assertRaisesRegex(TypeError, "the model's Perf"):
+            as_perf({"status": "passed", "time_ms": 1.0})
+        with self.assertRaisesRegex(TypeError, "the model's Perf"):
+            score_step("1", "s", rule(), Verdict("passed"), {"status": "passed", "time_ms": 2.0}, perf(ms=1.0))
+
     def test_lab_totals(self):
-        steps = [score_step("1", "s", rule(), {"status": "passed"}, perf(), perf()),
-                 score_step("2", "s", rule(), {"status": "wrong"}, None, perf())]
+        steps = [score_step("1", "s", rule(), Verdict("passed"), perf(), perf()),
+                 score_step("2", "s", rule(), Verdict("wrong"), None, perf())]
         lab = LabGrade("01-x", "t", GRADED, steps=steps)
         self.assertEqual((lab.score, lab.max_score), (2.0, 4.0))
         lab.state = "failed"

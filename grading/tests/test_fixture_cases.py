@@ -40,6 +40,41 @@ class GpuCasesTest(TempDirTest):
                 self.assertNotIn("memo_lookup", text[baseline])
                 self.assertNotIn("globaltimer", text[baseline])
 
+    def test_a_case_that_replaces_the_kernels_defines_every_kernel_the_launchers_call(self):
+        # A case's kernels take the place of the solution's (from its first `namespace {` to the
+        # given launchers): they must define every kernel the solution defines there, or the
+        # case no longer compiles (nvcc runs only on a GPU machine's batch).
+        course = Course(REPO)
+        defined = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
+        for name, case in fixture_cases.GPU_CASES.items():
+            if not case.kernels:
+                continue
+            lab = next(lab for lab in course.labs() if lab.name == case.lab)
+            if not course.has_solutions(lab):
+                self.skipTest("the instructors' edition only: the GPU cases start from the solutions")
+            solution = (REPO / "solutions" / lab.name / lab.student_files[0]).read_text()
+            start, end = solution.find("\nnamespace {\n"), solution.find(fixture_cases.LAUNCHERS_MARK)
+            with self.subTest(case=name):
+                self.assertEqual(set(defined.findall(solution[start:end])) - set(defined.findall(case.kernels)),
+                                 set(), f"{name}: kernels the launchers call that grading/tests/fixtures/gpu/ "
+                                        "does not define")
+
+    def test_every_case_defines_the_open_step_design_its_lab_header_declares(self):
+        # The lab header declares kOpenStepDesign and the student file defines it, beside the
+        # kernels: a case that replaces the kernels must keep a definition, or it does not link.
+        course = Course(REPO)
+        made = None
+        for name, case in fixture_cases.GPU_CASES.items():
+            lab = next(lab for lab in course.labs() if lab.name == case.lab)
+            if not course.has_solutions(lab):
+                self.skipTest("the instructors' edition only: the GPU cases start from the solutions")
+            made = made or fixture_cases.make_gpu(course, self.tmp)
+            declared = any("kOpenStepDesign" in h.read_text() for h in (REPO / "labs" / lab.name).glob("*.hpp"))
+            student = (made[name] / "labs" / lab.name / lab.student_files[0]).read_text()
+            with self.subTest(case=name):
+                self.assertEqual(declared, bool(re.search(r"\bconst char kOpenStepDesign\[\] = ", student)),
+                                 f"{name}: the lab header declares kOpenStepDesign, the case's student file must define it")
+
 
 if __name__ == "__main__":
     unittest.main()

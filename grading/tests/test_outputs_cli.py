@@ -6,6 +6,7 @@ import zipfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from coursemodel.results import Perf, Verdict
 from grading import outputs
 from grading.__main__ import main, submission_id
 from grading.config import Config
@@ -21,10 +22,10 @@ GRADESCOPE_TEST_KEYS = {"name", "number", "score", "max_score", "status", "outpu
 
 def sample_grade() -> SubmissionGrade:
     rule = Config().step_rule("01-x", "1")
-    perf = {"status": "passed", "message": "", "time_ms": 2.5, "throughput": 40.0, "unit": "GB/s"}
-    ref = {"status": "passed", "message": "", "time_ms": 1.0, "throughput": 100.0, "unit": "GB/s"}
-    steps = [score_step("1", "one | pipe", rule, {"status": "passed"}, perf, ref),
-             score_step("2", "two", rule, {"status": "wrong", "message": "wrong at index 3"}, None, ref)]
+    perf = Perf("passed", "", time_ms=2.5, throughput=40.0, unit="GB/s")
+    ref = Perf("passed", "", time_ms=1.0, throughput=100.0, unit="GB/s")
+    steps = [score_step("1", "one | pipe", rule, Verdict("passed"), perf, ref),
+             score_step("2", "two", rule, Verdict("wrong", "wrong at index 3"), None, ref)]
     graded = LabGrade("01-x", "Lab X", GRADED, steps=steps, seed=42, device="GPU")
     missing = LabGrade("02-y", "Lab Y", NOT_GRADED, "not graded: no GPU (none)")
     grade = SubmissionGrade("alice", "/subs/alice.zip", labs=[graded, missing], sandbox="bwrap: yes",

@@ -12,6 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from coursemodel.results import Verdict
 from grading import runner
 from grading.config import Config
 from grading.course import Course
@@ -31,7 +32,7 @@ class StepsOnlyReference(Reference):
     def get(self, lab):
         run = runner.HarnessRun("ok")
         for i in ("1", "2", "3", "4"):
-            run.steps[i] = runner.StepResult(i, f"step {i}", {"status": "passed", "message": ""}, None)
+            run.steps[i] = runner.StepResult(i, f"step {i}", Verdict("passed", ""), None)
             run.order.append(i)
         return ReferenceLab(True, correctness=run, perf=None)
 

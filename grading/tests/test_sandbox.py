@@ -155,6 +155,59 @@ class LimitsTest(TempDirTest):
         self.assertNotEqual(result.returncode, 0)
 
 
+class ScratchTest(TempDirTest):
+    """A lab's scratch folder and the folders its sandboxed user owns: made here, not by the grader."""
+
+    def test_the_scratch_folder_is_the_graders_and_goes_afterwards_unless_kept(self):
+        sandbox = Sandbox(use_bwrap=False)
+        with sandbox.scratch(self.tmp, "01-x-", None) as scratch:
+            self.assertEqual((scratch.tmpfs, scratch.mount_problem), (False, ""))
+            self.assertEqual(scratch.root.parent, self.tmp)
+            self.assertTrue(scratch.root.name.startswith("01-x-"))
+            self.assertEqual(scratch.root.stat().st_mode & 0o777, 0o711)
+            (scratch.root / "run").mkdir()
+        self.assertFalse(scratch.root.exists())
+        with sandbox.scratch(self.tmp, "01-x-", None, keep=True) as kept:
+            pass
+        self.assertTrue(kept.root.is_dir())
+
+    def test_a_tmpfs_that_cannot_be_mounted_says_why(self):
+        with mock.patch("grading.sandbox.subprocess.run",
+                        lambda *a, **k: __import__("subprocess").CompletedProcess(a, 32, "", "mount: denied")):
+            with Sandbox(use_bwrap=False).scratch(self.tmp, "01-x-", 1 << 20) as scratch:
+                self.assertEqual((scratch.tmpfs, scratch.mount_problem), (False, "mount: denied"))
+        self.assertFalse(scratch.root.exists())
+
+    def test_a_kept_scratch_folder_is_never_a_tmpfs(self):
+        # A tmpfs goes with its unmount: a folder kept for a look afterwards stays on disk.
+        with mock.patch("grading.sandbox.subprocess.run", side_effect=AssertionError("mount called")):
+            with Sandbox(use_bwrap=False).scratch(self.tmp, "01-x-", 1 << 20, keep=True) as scratch:
+                self.assertEqual((scratch.tmpfs, scratch.mount_problem), (False, ""))
+        self.assertTrue(scratch.root.is_dir())
+
+    @unittest.skipUnless(ROOT, "changing a folder's owner needs root")
+    def test_the_runs_folders_are_made_its_users(self):
+        sandbox = Sandbox(use_bwrap=False)
+        sandbox.gid = 65534
+        folders = [self.tmp / "build", self.tmp / "run"]
+        sandbox.make_own(folders, 1_900_000_123)
+        for folder in folders:
+            self.assertEqual((folder.stat().st_uid, folder.stat().st_gid), (1_900_000_123, 65534))
+        with self.assertRaises(FileExistsError):  # only new folders: never one that is there already
+            sandbox.make_own([self.tmp / "run"], 1_900_000_123)
+        sandbox.make_own([self.tmp / "mine"], None)
+        self.assertEqual(self.tmp.joinpath("mine").stat().st_uid, os.geteuid())
+
+    def test_the_grader_leaves_mounts_and_owners_to_the_sandbox(self):
+        source = (Path(__file__).resolve().parents[1] / "grade.py").read_text()
+        for call in ("os.chown", '"mount"', '"umount"', "os.chmod"):
+            self.assertNotIn(call, source, "mount, unmount and chown in grading/sandbox.py (Sandbox.scratch, make_own)")
+
+    def test_no_tmpfs_without_root(self):
+        with mock.patch("grading.sandbox.os.geteuid", lambda: 1000):
+            self.assertIn("root", Sandbox.can_mount())
+
+
 @unittest.skipUnless(bwrap_works(), "bubblewrap cannot make a sandbox on this machine")
 class BwrapTest(TempDirTest):
     def sandbox(self, **overrides):

@@ -5,6 +5,7 @@ reads a GPU clock is flagged."""
 
 import unittest
 
+from coursemodel.results import Perf, Verdict
 from grading import dumps, integrity
 from grading.grade import Timing
 from grading.seeds import perf_seed
@@ -81,7 +82,7 @@ class UnrecordedStepsTest(unittest.TestCase):
         from grading import runner, verify
         run = runner.HarnessRun(outcome="ok", order=["1", "2", "3"])
         for i, status in (("1", "passed"), ("2", "passed"), ("3", "skipped")):
-            run.steps[i] = runner.StepResult(i, f"step {i}", {"status": status, "message": ""}, None)
+            run.steps[i] = runner.StepResult(i, f"step {i}", Verdict(status, ""), None)
         run.dump = {dumps.step_key("1"): [object()]}
         self.assertEqual(verify.unrecorded_steps(run), ["2"])  # 3 did not pass: nothing to record
         run.dump[dumps.step_key("2")] = [object()]
@@ -97,17 +98,16 @@ class PairsTest(unittest.TestCase):
         self.assertTrue(all(0 < s < 1 << 53 for s in seeds))
 
     def test_the_median_pair_is_graded(self):
-        class Step:
-            def __init__(self, ms, status="passed"):
-                self.perf = {"status": status, "time_ms": ms}
-        timing = Timing(pairs=[({"1": Step(2.0)}, {"1": Step(1.0)}), ({"1": Step(0.5)}, {"1": Step(1.0)}),
-                               ({"1": Step(1.0)}, {"1": Step(1.0)})])
+        def step(ms, status="passed"):
+            return Perf(status, time_ms=ms)
+        timing = Timing(pairs=[({"1": step(2.0)}, {"1": step(1.0)}), ({"1": step(0.5)}, {"1": step(1.0)}),
+                               ({"1": step(1.0)}, {"1": step(1.0)})])
         mine, theirs, ratios = timing.of("1")
         self.assertEqual(ratios, [0.5, 1.0, 2.0])
-        self.assertEqual((mine["time_ms"], theirs["time_ms"]), (1.0, 1.0))
-        timing.pairs[1] = ({"1": Step(0.5, "wrong")}, {"1": Step(1.0)})
+        self.assertEqual((mine.time_ms, theirs.time_ms), (1.0, 1.0))
+        timing.pairs[1] = ({"1": step(0.5, "wrong")}, {"1": step(1.0)})
         mine, _, _ = timing.of("1")
-        self.assertEqual(mine["status"], "wrong")  # a pair where the step failed decides
+        self.assertEqual(mine.status, "wrong")  # a pair where the step failed decides
 
 
 class ClockTest(unittest.TestCase):

@@ -170,23 +170,33 @@ TEST_CASE("06-reduction performance" * doctest::test_suite("perf")) {
         reduction::cub_sum(problem.input(), kPerfCount, problem.out.data(), cub_workspace.data(),
                            cub_workspace.size());
     };
-    const double cub_ms = cl::median_ms(cub_run, {}, [&] { problem.poison(); });
+    problem.poison();
+    cub_run();
     const cl::Comparison cub_check = problem.compare("CUB");
     REQUIRE_MESSAGE(cub_check.ok(), "CUB's sum is wrong, so the baseline cannot be trusted: ", cub_check.describe());
+    // Timed beside every step (one CUB run before every run of the step, in the warm-up too), so
+    // that "vs CUB" compares two kernels in the same clock and power state.
+    cl::PairedRoof cub("cub::DeviceReduce::Sum", "GB/s", roof.ceiling,
+                       {.run = cub_run, .reset = [&] { problem.poison(); }, .work_per_run = bytes});
 
     std::vector<std::string> columns;
     for (const int threads : reduction::kThreadsPerBlock) columns.push_back(fmt::format("@{}", threads));
     columns.emplace_back("best at");
+    columns.emplace_back("vs CUB");
     cl::PerfTable table = cl::make_table(
-        fmt::format("sum of 2^28 int ({} MiB); @N: GB/s at N threads per block", kPerfCount * sizeof(int) >> 20), roof,
-        "GB/s", columns);
+        fmt::format("sum of 2^28 int ({} MiB); @N: GB/s at N threads per block; vs CUB: the best row's rate over "
+                    "CUB's run just before it, median of the timed runs (lowest-highest)",
+                    kPerfCount * sizeof(int) >> 20),
+        roof, "GB/s", columns);
 
     // Step 0: the CPU, one thread, 64-bit sum.
     {
         volatile std::int64_t sink = 0;  // keeps the sum from being optimized away
         const double ms = cl::host_median_ms(
             [&] { sink = std::accumulate(problem.host.begin(), problem.host.end(), std::int64_t{0}); });
-        table.add_row({"0", "CPU, one thread", 0}, {cl::Status::passed, ""}, ms, cl::gigabytes_per_second(bytes, ms));
+        std::vector<std::string> cpu_extras(columns.size(), "-");
+        table.add_row({"0", "CPU, one thread", 0}, {cl::Status::passed, ""}, ms, cl::gigabytes_per_second(bytes, ms),
+                      cpu_extras);
     }
 
     // Every step at every block size; the row shows the fastest, the columns all of them.
@@ -205,7 +215,7 @@ TEST_CASE("06-reduction performance" * doctest::test_suite("perf")) {
                 .dump_outputs = [&] { problem.dump_outputs(); },
             };
             const cl::PerfRecord record =
-                cl::time_step(info(step), timed, bytes, table, "GB/s", timing_for(step), threads_label(threads));
+                cl::time_step(info(step), timed, bytes, table, "GB/s", timing_for(step), threads_label(threads), &cub);
             if (!record.verdict.passed()) {
                 extras.emplace_back("-");
                 if (failure.passed()) failure = record.verdict;
@@ -220,14 +230,20 @@ TEST_CASE("06-reduction performance" * doctest::test_suite("perf")) {
         extras.push_back(best_threads > 0 ? fmt::format("{}", best_threads) : "-");
         // A step that fails at any block size shows that failure, not its best time.
         const cl::Verdict verdict = failure.passed() ? best.verdict : failure;
+        extras.push_back(verdict.passed() && best_threads > 0 ? cub.versus_text(info(step), threads_label(best_threads))
+                                                               : "-");
         table.add_row(info(step), verdict, best.ms, best.throughput, extras);
         all_passed = all_passed && verdict.passed();
     }
-    // The library's answer to the same problem: what step 8 is compared with (the target is 100%).
+    // The library's answer to the same problem: what step 8 is compared with (the target is 100%),
+    // over every run beside the steps (or alone, when no step was timed: a starter).
+    if (cub.samples_ms().empty()) cub.time_alone();
     std::vector<std::string> cub_extras(reduction::kThreadsPerBlock.size(), "-");
     cub_extras.emplace_back("-");
-    table.add_row({"CUB", "cub::DeviceReduce::Sum", 0}, {cl::Status::passed, ""}, cub_ms,
-                  cl::gigabytes_per_second(bytes, cub_ms), cub_extras);
+    cub_extras.emplace_back("100%");
+    table.add_row({"CUB", "cub::DeviceReduce::Sum", 0}, {cl::Status::passed, ""}, cl::median(cub.samples_ms()),
+                  cub.roof().value, cub_extras);
     table.print();
+    fmt::print("CUB beside the steps: {}\n", cl::describe(cub.roof()));
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
 }

@@ -332,24 +332,31 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
         const std::size_t bytes = kPerfBytes;
         const auto reset = [&] { problem.bins.poison(); };
 
-        // The baseline: CUB on the same bytes, in this run.
+        // The baseline: CUB on the same bytes, in this run, timed beside every step (one CUB run
+        // before every run of the step), so that "vs CUB" compares the two in the same clock state.
         cl::DeviceBuffer<unsigned char> temp(atomics::cub_histogram_temp_bytes(bytes), "CUB's scratch space");
-        const double cub_ms = cl::median_ms(
-            [&] { atomics::cub_histogram(problem.bytes(), bytes, problem.bins.data(), temp.data(), temp.bytes()); }, {},
-            reset);
+        const auto cub_run = [&] {
+            atomics::cub_histogram(problem.bytes(), bytes, problem.bins.data(), temp.data(), temp.bytes());
+        };
+        reset();
+        cub_run();
         const cl::Comparison cub_check = problem.compare();
         CHECK_MESSAGE(cub_check.ok(), "CUB's histogram disagrees with the CPU: ", cub_check.describe());
+        cl::PairedRoof cub("cub::DeviceHistogram::HistogramEven", "GB/s", roof.ceiling,
+                           {.run = cub_run, .reset = reset, .work_per_run = static_cast<double>(bytes)});
 
         cl::PerfTable table = cl::make_table(
-            fmt::format("histogram of 2^28 {} ({} MiB), 256 bins", describe(kind), bytes >> 20), roof, "GB/s",
-            {"lost updates"});
+            fmt::format("histogram of 2^28 {} ({} MiB), 256 bins; vs CUB: the row's rate over CUB's run just before "
+                        "it, median of the timed runs (lowest-highest)",
+                        describe(kind), bytes >> 20),
+            roof, "GB/s", {"lost updates", "vs CUB"});
 
         // The given racy kernel: timed to show what the atomics cost, and its lost updates shown.
         const double racy_ms = cl::median_ms(
             [&] { atomics::histogram_racy(problem.bytes(), bytes, problem.bins.data()); }, kSlowTiming, reset);
         const std::uint64_t lost = bytes - problem.counted();
         table.add_row({"R", "racy, no atomics (given; wrong on purpose)", 0}, {cl::Status::passed, ""}, racy_ms,
-                      gbps(bytes, racy_ms), {lost_text(lost, bytes)});
+                      gbps(bytes, racy_ms), {lost_text(lost, bytes), "-"});
 
         for (const auto& step : atomics::kHistogramSteps) {
             const cl::TimedStep timed{
@@ -361,14 +368,17 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
             };
             const cl::PerfRecord record =
                 cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s",
-                              std::string(step.id) == "1" ? kSlowTiming : cl::TimingOptions{}, describe(kind));
+                              std::string(step.id) == "1" ? kSlowTiming : cl::TimingOptions{}, describe(kind), &cub);
             table.add_row(info(step), record.verdict, record.ms, record.throughput,
-                          {record.verdict.passed() ? "0" : ""});
+                          {record.verdict.passed() ? "0" : "",
+                           record.verdict.passed() ? cub.versus_text(info(step), describe(kind)) : "-"});
             all_passed = all_passed && record.verdict.passed();
         }
-        table.add_row({"CUB", "cub::DeviceHistogram::HistogramEven", 0}, {cl::Status::passed, ""}, cub_ms,
-                      gbps(bytes, cub_ms), {"0"});
+        if (cub.samples_ms().empty()) cub.time_alone();  // no step ran (a starter): CUB alone
+        table.add_row({"CUB", "cub::DeviceHistogram::HistogramEven", 0}, {cl::Status::passed, ""},
+                      cl::median(cub.samples_ms()), cub.roof().value, {"0", "100%"});
         table.print();
+        fmt::print("CUB beside the steps: {}\n", cl::describe(cub.roof()));
         fmt::print("row R lost {} of {} increments: its load-add-store of a bin races with other threads'.\n",
                    lost, bytes);
     }
@@ -386,14 +396,22 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
         };
 
         cl::DeviceBuffer<unsigned char> temp(atomics::cub_reduce_temp_bytes(count), "CUB's scratch space");
-        const double cub_ms = cl::median_ms(
-            [&] { atomics::cub_reduce_sum(problem.values(), count, problem.sum.data(), temp.data(), temp.bytes()); },
-            {}, reset);
+        const auto cub_run = [&] {
+            atomics::cub_reduce_sum(problem.values(), count, problem.sum.data(), temp.data(), temp.bytes());
+        };
+        reset();
+        cub_run();
         const cl::Comparison cub_check = problem.compare();
         CHECK_MESSAGE(cub_check.ok(), "CUB's sum disagrees with the CPU: ", cub_check.describe());
+        cl::PairedRoof cub("cub::DeviceReduce::Sum", "GB/s", roof.ceiling,
+                           {.run = cub_run, .reset = reset, .work_per_run = static_cast<double>(bytes)});
 
         const std::string size = count == kPerfInts ? "2^26 ints (256 MiB)" : "2^14 ints (64 KiB, launch-bound)";
-        cl::PerfTable table = cl::make_table(fmt::format("sum of {}", size), roof, "GB/s", {"launches"});
+        cl::PerfTable table = cl::make_table(
+            fmt::format("sum of {}; vs CUB: the row's rate over CUB's run just before it, median of the timed runs "
+                        "(lowest-highest)",
+                        size),
+            roof, "GB/s", {"launches", "vs CUB"});
 
         const double two_ms = cl::median_ms(
             [&] { atomics::reduce_two_launches(problem.values(), count, problem.sum.data(), workspace.view()); }, {},
@@ -401,7 +419,7 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
         const cl::Comparison two_check = problem.compare();
         CHECK_MESSAGE(two_check.ok(), "the given two-launch sum is wrong: ", two_check.describe());
         table.add_row({"M", "sum, two launches (given)", 0}, {cl::Status::passed, ""}, two_ms, gbps(bytes, two_ms),
-                      {"2"});
+                      {"2", "-"});
 
         for (const auto& step : atomics::kReduceSteps) {
             const cl::TimedStep timed{
@@ -412,13 +430,16 @@ TEST_CASE("07-atomics performance" * doctest::test_suite("perf")) {
                 .dump_outputs = [&] { problem.dump_outputs(); },
             };
             const cl::PerfRecord record =
-                cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s", {}, size);
-            table.add_row(info(step), record.verdict, record.ms, record.throughput, {"1"});
+                cl::time_step(info(step), timed, static_cast<double>(bytes), table, "GB/s", {}, size, &cub);
+            table.add_row(info(step), record.verdict, record.ms, record.throughput,
+                          {"1", record.verdict.passed() ? cub.versus_text(info(step), size) : "-"});
             all_passed = all_passed && record.verdict.passed();
         }
-        table.add_row({"CUB", "cub::DeviceReduce::Sum", 0}, {cl::Status::passed, ""}, cub_ms, gbps(bytes, cub_ms),
-                      {"-"});
+        if (cub.samples_ms().empty()) cub.time_alone();  // no step ran (a starter): CUB alone
+        table.add_row({"CUB", "cub::DeviceReduce::Sum", 0}, {cl::Status::passed, ""}, cl::median(cub.samples_ms()),
+                      cub.roof().value, {"-", "100%"});
         table.print();
+        fmt::print("CUB beside the steps: {}\n", cl::describe(cub.roof()));
     }
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the tables and the correctness test");
 }

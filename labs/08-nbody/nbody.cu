@@ -178,6 +178,26 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(con
     // Lab sheet: README.md, section 7.
 }
 
+// ---------------------------------------------------------------------------------------
+// Step 8 (stretch, ungraded): the rewritten distance, |r_j|^2 kept in the tile.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: the direct formula's 13 instructions per interaction (3 differences, 3 FMAs for
+// |d|^2 + eps^2, the reciprocal square root, 3 products, 3 FMAs into the sum): its floor.
+template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kTile, kMinBlocks) rewritten_distance_kernel(const float4* pos_mass, int count,
+                                                                            float* partial) {
+    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
+    // TODO(step 8): step 7's grid, rows and rules (kBodies bodies per thread, kTile apart, q =
+    // gridDim.y splits of the tiles, row y of partial), with the distance computed as
+    // |r_j - r_i|^2 + eps^2 = |r_j|^2 + (|r_i|^2 + eps^2) - 2 r_i . r_j, from values each thread
+    // and each tile entry compute once, and the sum over j rearranged so that no difference
+    // r_j - r_i is formed per interaction. Count your inner loop's instructions per interaction
+    // in the SASS (README.md, section 8): fewer than the direct formula's 13 is the point. The
+    // harness allows this step the wider tolerance its cancellation needs, and prints it.
+    // Lab sheet: README.md, section 8.
+}
+
 }  // namespace
 }  // namespace nbody
 

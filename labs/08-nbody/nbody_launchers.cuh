@@ -22,7 +22,7 @@ static_assert(sizeof(PosMass) == sizeof(float4) && alignof(PosMass) == alignof(f
 static_assert(kUnrollFactors == std::array{1, 2, 4, 8, 16, 32},
               "with_unroll_factor instantiates step 4 for exactly these factors: change both together");
 static_assert(kBodiesPerThread == std::array{1, 2, 4, 8},
-              "with_bodies_per_thread instantiates step 7 for exactly these counts: change both together");
+              "with_bodies_per_thread instantiates steps 7 and 8 for exactly these counts: change both together");
 static_assert(kThreadsPerBlock % 32 == 0, "step 4's largest unroll factor (32) must divide the tile");
 static_assert(kThreadsPerBody.back() <= kMaxSplits, "step 6's largest q must fit the workspace");
 
@@ -58,7 +58,7 @@ void with_bodies_per_thread(int bodies, Action&& action) {
         case 2: action.template operator()<2>(); return;
         case 4: action.template operator()<4>(); return;
         case 8: action.template operator()<8>(); return;
-        default: throw std::invalid_argument("step 7's bodies per thread must be 1, 2, 4 or 8");
+        default: throw std::invalid_argument("steps 7 and 8's bodies per thread must be 1, 2, 4 or 8");
     }
 }
 
@@ -76,6 +76,10 @@ template <int kBodies>
 constexpr auto forces_open_step_kernel_for =
     forces_open_step_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), blocked_min_blocks(kBodies)>;
 constexpr auto split_tiles_kernel_for = split_tiles_kernel<kThreadsPerBlock, kBareUnroll>;
+// Step 8's kernel: step 7's unroll factors, its own register caps (nbody_tiles.cuh).
+template <int kBodies>
+constexpr auto rewritten_distance_kernel_for =
+    rewritten_distance_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), rewritten_min_blocks(kBodies)>;
 
 // The grid of steps 6 and 7: body_blocks blocks of kThreadsPerBlock x kBodies bodies, times q
 // splits of the tiles. q is capped at the number of tiles (every split gets one at least) and
@@ -193,6 +197,14 @@ void forces_open_step(Bodies bodies, Workspace workspace, float* accel, int vari
     });
 }
 
+void rewritten_distance(Bodies bodies, Workspace workspace, float* accel, int variant) {
+    require_bodies(bodies);
+    with_bodies_per_thread(variant, [&]<int kBodies>() {
+        const auto kernel = rewritten_distance_kernel_for<kBodies>;
+        launch_split(kernel, bodies, workspace, accel, split_grid_filling(kernel, bodies.count, kBodies));
+    });
+}
+
 LaunchShape naive_aos_shape(int variant, int count) {
     require_single_variant(variant);
     return one_per_thread(cl::kernel_resources(naive_aos_kernel, kThreadsPerBlock), count);
@@ -232,6 +244,16 @@ LaunchShape forces_open_step_shape(int variant, int count) {
     LaunchShape shape;
     with_bodies_per_thread(variant, [&]<int kBodies>() {
         const auto kernel = forces_open_step_kernel_for<kBodies>;
+        shape = split_shape(cl::kernel_resources(kernel, kThreadsPerBlock),
+                            split_grid_filling(kernel, count, kBodies));
+    });
+    return shape;
+}
+
+LaunchShape rewritten_distance_shape(int variant, int count) {
+    LaunchShape shape;
+    with_bodies_per_thread(variant, [&]<int kBodies>() {
+        const auto kernel = rewritten_distance_kernel_for<kBodies>;
         shape = split_shape(cl::kernel_resources(kernel, kThreadsPerBlock),
                             split_grid_filling(kernel, count, kBodies));
     });

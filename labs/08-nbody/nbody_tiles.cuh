@@ -30,3 +30,7 @@ constexpr int kSplitWaves = 8;
 constexpr int blocked_unroll(int bodies) { return bodies >= 16 ? 1 : 16 / bodies; }
 constexpr int blocked_min_blocks(int bodies) { return bodies <= 2 ? 16 : bodies <= 4 ? 10 : 7; }
 static_assert(kThreadsPerBlock % blocked_unroll(1) == 0, "step 7's unroll factors must divide the tile");
+
+// Step 8 keeps 4 more floats per body (its sums and its own -2 r, |r|^2 + eps^2) than step 7:
+// with 8 bodies per thread it needs about 80 registers, so it allows 6 blocks per SM, not 7.
+constexpr int rewritten_min_blocks(int bodies) { return bodies <= 4 ? blocked_min_blocks(bodies) : 6; }

@@ -4,6 +4,7 @@
 // FP32 FMA rate measured in the same run, and one table per swept step (step 4's unroll
 // factor, step 6's threads per body, step 7's bodies per thread).
 #include "nbody.hpp"
+#include "nbody_accuracy.hpp"
 
 #include "buffers.hpp"
 #include "device_info.hpp"
@@ -82,56 +83,23 @@ HostBodies make_bodies(int count, std::string_view purpose) {
     return bodies;
 }
 
-// How far a correct float kernel may be from the exact acceleration, per component.
-//
-// One term m_j d / (|d|^2 + eps^2)^(3/2) takes about 12 roundings: the 3 differences, the 3
-// (fused) multiply-adds of |d|^2 + eps^2, the reciprocal square root (1.0F / sqrtf: two
-// correctly rounded operations; rsqrtf: at most 2 ulp, CUDA C++ Programming Guide, "Mathematical
-// Functions"), the cube and the mass, the product with d. Its relative error stays below 25 u
-// (u = 2^-24). Summing N terms in float, in any order, adds at most (N - 1) u sum_j |term_j|
-// (Higham, "Accuracy and Stability of Numerical Algorithms", ch. 4). We allow
-//     (N + kTermError) eps sum_j |term_j|,   eps = 2^-23 = 2u, kTermError = 32:
-// twice the worst case, so a correct kernel always passes (a plain float loop uses a few % of it).
-// A missing body j changes a_i by the whole term for every i; for the bodies close to j that is
-// many times the bound (for these distributions over 10 times at N = 4097, for every j; the
-// seeded counts stay below 4000), so a missing body, a dropped partial tile or a wrong tile
-// always fails.
-constexpr double kTermError = 32.0;
+// The exact accelerations and the bound a correct kernel stays within, for each distance
+// formula: nbody_accuracy.hpp (its comments derive the bounds).
+using nbody::accuracy::Reference;
 
-// Expected accelerations (3 per target: x, y, z) and their bounds, in double.
-struct Reference {
-    std::vector<double> expected;
-    std::vector<double> bound;
+// The reference for `targets` against all bodies, for every formula a step may use: direct
+// (steps 1 to 7) and rewritten (step 8). The first loop, at N = kCpuCount, is also step 0.
+struct References {
+    Reference direct;
+    Reference rewritten;
+    const Reference& of(nbody::DistanceFormula formula) const {
+        return formula == nbody::DistanceFormula::rewritten ? rewritten : direct;
+    }
 };
 
-// The reference for the bodies listed in `targets`: every one of them against all bodies. This
-// loop, at N = kCpuCount, is also step 0 of the perf table.
-Reference reference(std::span<const nbody::PosMass> bodies, std::span<const int> targets) {
-    const double softening2 = nbody::kSofteningSquared;
-    const double scale = (static_cast<double>(bodies.size()) + kTermError) * std::numeric_limits<float>::epsilon();
-    Reference ref;
-    ref.expected.reserve(3 * targets.size());
-    ref.bound.reserve(3 * targets.size());
-    for (const int i : targets) {
-        const nbody::PosMass& self = bodies[static_cast<std::size_t>(i)];
-        double acc[3] = {0.0, 0.0, 0.0};
-        double magnitude[3] = {0.0, 0.0, 0.0};
-        for (const nbody::PosMass& other : bodies) {
-            const double d[3] = {static_cast<double>(other.x) - self.x, static_cast<double>(other.y) - self.y,
-                                 static_cast<double>(other.z) - self.z};
-            const double dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + softening2;
-            const double s = other.mass / (dist2 * std::sqrt(dist2));
-            for (int c = 0; c < 3; ++c) {
-                acc[c] += d[c] * s;
-                magnitude[c] += std::fabs(d[c] * s);
-            }
-        }
-        for (int c = 0; c < 3; ++c) {
-            ref.expected.push_back(acc[c]);
-            ref.bound.push_back(scale * magnitude[c]);
-        }
-    }
-    return ref;
+References references(std::span<const nbody::PosMass> bodies, std::span<const int> targets) {
+    return {nbody::accuracy::reference(bodies, targets, nbody::DistanceFormula::direct),
+            nbody::accuracy::reference(bodies, targets, nbody::DistanceFormula::rewritten)};
 }
 
 std::vector<int> all_bodies(int count) {
@@ -170,7 +138,7 @@ struct Problem {
     DeviceBodies device;
     cl::DeviceBuffer<float> partial;
     cl::DeviceBuffer<float> accel;
-    Reference ref;
+    References refs;
 
     explicit Problem(int n)
         : count(n),
@@ -178,12 +146,13 @@ struct Problem {
           device(host),
           partial(nbody::workspace_floats(n), "workspace (partial sums)"),
           accel(3 * static_cast<std::size_t>(n), "accel"),
-          ref(reference(host.pos_mass, all_bodies(n))) {}
+          refs(references(host.pos_mass, all_bodies(n))) {}
 
     cl::Comparison run(const nbody::Step& step, int variant) {
         accel.poison();
         step.launch(device.view(), {partial.data(), partial.size()}, accel.data(), variant);
         const std::string variant_text = variant_label(step, variant);
+        const Reference& ref = refs.of(step.formula);
         return cl::compare_within(ref.expected, ref.bound, accel.to_host(),
                                   fmt::format("(accel[3 * body + axis]) for N = {}{}{}", count,
                                               variant_text.empty() ? "" : ", ", variant_text));
@@ -219,6 +188,11 @@ HostBodies fresh_bodies(int count, std::uint64_t draw) {
 // by about 0.1. Another set of bodies moves a component by 3.6e4 (median; 1% of them by less than
 // 400): 4 on each side keeps the two apart.
 constexpr cl::OutputTolerance kAccelDumpTolerance{4.0, 0.0};
+// Step 8's rewritten distance errs more: the same CPU model of its arithmetic (nbody_accuracy.hpp,
+// summed one after the other) errs by up to 9.8 on 900 components of these bodies (the direct
+// formula's model by 0.8 on the same). 50 on each side still keeps 99% of another set's
+// components apart.
+constexpr cl::OutputTolerance kRewrittenDumpTolerance{50.0, 0.0};
 
 // The perf problem: the bodies every timed run reads (refilled in place before each: the main
 // set, the second set or fresh bodies), the workspace, one output, and the reference on the
@@ -226,7 +200,7 @@ constexpr cl::OutputTolerance kAccelDumpTolerance{4.0, 0.0};
 struct PerfProblem {
     std::vector<int> sampled;
     std::array<HostBodies, 2> sets;  // the main set and the second set
-    std::array<Reference, 2> refs;
+    std::array<References, 2> refs;
     std::unique_ptr<DeviceBodies> device;  // the bodies the steps read
     cl::DeviceBuffer<float> partial{nbody::workspace_floats(kPerfCount), "workspace (partial sums)"};
     cl::DeviceBuffer<float> accel{3 * static_cast<std::size_t>(kPerfCount), "accel"};
@@ -242,7 +216,7 @@ struct PerfProblem {
         for (int set = 0; set < 2; ++set) {
             const auto at = static_cast<std::size_t>(set);
             sets[at] = make_bodies(kPerfCount, set == 0 ? "perf" : "perf, second set");
-            refs[at] = reference(sets[at].pos_mass, sampled);
+            refs[at] = references(sets[at].pos_mass, sampled);
         }
         device = std::make_unique<DeviceBodies>(sets[0]);
     }
@@ -261,14 +235,17 @@ struct PerfProblem {
         }
     }
 
-    /// Records accel for the grader (TimedStep::dump_outputs). The workspace is scratch whose
-    /// layout is each step's own: not an output.
-    void dump_outputs() const {
-        cl::dump_device_outputs(std::span<const float>(accel.data(), accel.size()), kAccelDumpTolerance);
+    /// Records accel for the grader (TimedStep::dump_outputs), with the tolerance of the step's
+    /// distance formula. The workspace is scratch whose layout is each step's own: not an output.
+    void dump_outputs(nbody::DistanceFormula formula) const {
+        cl::dump_device_outputs(std::span<const float>(accel.data(), accel.size()),
+                                formula == nbody::DistanceFormula::rewritten ? kRewrittenDumpTolerance
+                                                                             : kAccelDumpTolerance);
     }
 
-    // Compares the sampled bodies of the selected set; a mismatch is reported at its index in accel.
-    cl::Comparison verify() const {
+    // Compares the sampled bodies of the selected set against the bound of `formula`; a mismatch
+    // is reported at its index in accel.
+    cl::Comparison verify(nbody::DistanceFormula formula) const {
         if (selected < 0) throw std::logic_error("verify(): fresh bodies have no reference in this process");
         const std::vector<float> all = accel.to_host();
         std::vector<float> got;
@@ -276,7 +253,7 @@ struct PerfProblem {
         for (const int i : sampled) {
             for (int c = 0; c < 3; ++c) got.push_back(all[3 * static_cast<std::size_t>(i) + c]);
         }
-        const Reference& ref = refs[static_cast<std::size_t>(selected)];
+        const Reference& ref = refs[static_cast<std::size_t>(selected)].of(formula);
         cl::Comparison result = cl::compare_within(
             ref.expected, ref.bound, got,
             fmt::format("(accel[3 * body + axis]) for N = {}{}, {} sampled bodies", kPerfCount,
@@ -357,6 +334,55 @@ TEST_CASE("08-nbody correctness" * doctest::test_suite("correctness")) {
     }
 }
 
+// The tolerances themselves, on the CPU (no kernel runs): float models of the two formulas
+// (nbody_accuracy.hpp) against the double reference, on the correctness test's bodies. It prints
+// what the rewritten distance of step 8 costs on close encounters, and checks that each bound
+// passes its formula's correct model and fails a model that leaves one body out. Its own suite
+// (-ts=accuracy): the harness's check of itself, not of a student's kernels.
+TEST_CASE("08-nbody distance formulas: accuracy and tolerances" * doctest::test_suite("accuracy")) {
+    cl::Rng rng("accuracy model");
+    const auto draw = [&](float lo, float hi) { return rng.uniform(lo, hi); };
+    constexpr float kSoftening = 1.0F / 32.0F;  // sqrt(kSofteningSquared)
+    struct Band {
+        float lo, hi;
+        const char* name;
+    };
+    for (const Band band : {Band{0.0F, kSoftening, "closer than 1 softening length (1/32)"},
+                            Band{0.0F, 4 * kSoftening, "closer than 4 softening lengths"},
+                            Band{0.25F, 2.0F, "0.25 to 2 apart"}}) {
+        const nbody::accuracy::TermErrors e = nbody::accuracy::term_errors(100000, band.lo, band.hi, draw);
+        fmt::print("one interaction's relative error, 1e5 pairs {}: direct median {:.2e}, max {:.2e}; rewritten "
+                   "median {:.2e}, max {:.2e}: {:.0f}x (median), {:.0f}x (max) the direct formula's\n",
+                   band.name, e.direct_median, e.direct_max, e.rewritten_median, e.rewritten_max,
+                   e.rewritten_median / e.direct_median, e.rewritten_max / e.direct_max);
+        CHECK(e.rewritten_median > e.direct_median);  // the cancellation is there: the model is step 8's
+    }
+    for (const int count : correctness_counts()) {
+        const HostBodies host = make_bodies(count, "correctness");  // the correctness test's bodies
+        const std::vector<int> targets = all_bodies(count);
+        const References refs = references(host.pos_mass, targets);
+        const std::vector<float> direct = nbody::accuracy::direct_model(host.pos_mass, targets);
+        const std::vector<float> rewritten = nbody::accuracy::rewritten_model(host.pos_mass, targets);
+        const double missing_direct = nbody::accuracy::weakest_missing_body(host.pos_mass, refs.direct);
+        const double missing_rewritten = nbody::accuracy::weakest_missing_body(host.pos_mass, refs.rewritten);
+        fmt::print("N = {}: worst error / bound: direct model {:.3f}, rewritten model {:.3f} (against the direct "
+                   "bound {:.3f}, {} of {} components outside it); one body left out, the weakest: {:.2f}x the "
+                   "direct bound, {:.2f}x the rewritten bound\n",
+                   count, nbody::accuracy::worst_ratio(refs.direct, direct),
+                   nbody::accuracy::worst_ratio(refs.rewritten, rewritten),
+                   nbody::accuracy::worst_ratio(refs.direct, rewritten),
+                   nbody::accuracy::failures(refs.direct, rewritten), rewritten.size(), missing_direct, missing_rewritten);
+        // A correct kernel passes, by a wide margin (the models sum in the least accurate order).
+        CHECK(nbody::accuracy::worst_ratio(refs.direct, direct) < 0.5);
+        CHECK(nbody::accuracy::worst_ratio(refs.rewritten, rewritten) < 0.5);
+        // A kernel that leaves out any one body fails: at every count against the direct bound;
+        // against the rewritten one (a sum of larger numbers, so a wider bound) at 1000 bodies and
+        // fewer, which the correctness test always runs (1, 2, 31, 1000 and one count below 1000).
+        if (count > 1) CHECK(missing_direct > 2.0);
+        if (count > 1 && count <= 1000) CHECK(missing_rewritten > 1.5);
+    }
+}
+
 TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
     // The roof: the FP32 FMA rate of this GPU, in runs as long as the steps', one run before every
     // run of each step (warm-up and timed), so that both see the same clocks and power state. Its
@@ -398,7 +424,8 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
         const HostBodies host = make_bodies(kCpuCount, "cpu");
         const std::vector<int> targets = all_bodies(kCpuCount);
         volatile double sink = 0.0;  // keeps the reference from being optimized away
-        const double ms = cl::host_median_ms([&] { sink = reference(host.pos_mass, targets).expected.front(); });
+        const double ms =
+            cl::host_median_ms([&] { sink = nbody::accuracy::reference(host.pos_mass, targets).expected.front(); });
         std::vector<std::string> extras{"-", "-", "-", fmt::format("{:.3f}", interactions(kCpuCount) / (ms * 1e-3) / 1e9),
                                         fmt::format("N = {}", kCpuCount)};
         while (extras.size() < columns.size()) extras.emplace_back("-");
@@ -423,9 +450,9 @@ TEST_CASE("08-nbody performance" * doctest::test_suite("perf")) {
             const cl::TimedStep timed{
                 .reset = [&] { problem.accel.poison(); },
                 .run = [&] { step.launch(problem.bodies(), problem.workspace(), problem.accel.data(), variant); },
-                .verify = [&] { return problem.verify(); },
+                .verify = [&] { return problem.verify(step.formula); },
                 .refill = [&](std::uint64_t draw) { problem.refill(draw); },
-                .dump_outputs = [&] { problem.dump_outputs(); },
+                .dump_outputs = [&] { problem.dump_outputs(step.formula); },
             };
             const std::string label = variant_label(step, variant);
             const cl::PerfRecord record =

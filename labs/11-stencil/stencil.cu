@@ -187,6 +187,40 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Steps 6d and 6e (stretch): a ring of plane stages filled by the TMA, running sums along z.
+// ---------------------------------------------------------------------------------------------
+
+// Slow before: step 6c spends about 45 instructions a point (copy conditions, predicates,
+// register-queue moves) and a block-wide barrier per plane.
+template <class Tile, bool kTensorMap>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil_ring_planes_kernel(const __grid_constant__ CUtensorMap map, const float* __restrict__ in,
+                               float* __restrict__ out, Extent extent, int slab_planes) {
+    // TODO(step 6): (6d with Tile = StarRing, 6e with Tile = HighOrderRing) the results of steps 6a and
+    // 6b, R = Tile::kStencilRadius, with the layout of the comment on RingTile in
+    // stencil_constants.cuh (read it first): each thread 4 points in x (a float4) in each of its
+    // Tile::kRowsPerThread rows; the slab's input planes z_first - R .. z_end + R - 1 through a
+    // ring of Tile::kStages stages of dynamic shared memory (Tile::kSharedBytes, given at the
+    // launch; start the ring on a 128-byte boundary), each stage filled by one
+    // cp.async.bulk.tensor copy of the box (x0 - Tile::kPad, y0 - R, p) of `map` (the launcher
+    // made it: zeros outside the grid), issued by one thread. Must hold: a "full" mbarrier per
+    // stage that the copy's Tile::kCopyBytes complete and an "empty" one at which every thread
+    // arrives when it has read the stage, and no other barrier after their initialisation; only
+    // plane p's stage read at plane p, its contributions added into running sums of the output
+    // planes p - R .. p + R (2R sums a point), every sum's slot a compile-time constant; outputs
+    // stored as a float4 where all four points are interior; boundary points get their input.
+    // With kTensorMap == false (the grid's rows are not 16-byte aligned; `map` is empty) every
+    // thread fills its part of each stage with loads (zeros outside the grid) and arrives at the
+    // full mbarrier instead, and the outputs are stored one float at a time. The PTX: mbarrier.init,
+    // mbarrier.arrive(.expect_tx), mbarrier.try_wait.parity, cp.async.bulk.tensor.3d (PTX ISA);
+    // compile it for __CUDA_ARCH__ >= 900 only. Lab sheet: README.md, section 6.
+    // HINT(step 6): which planes' sums does plane p touch, and after plane p which sum is complete?
+    // HINT(step 6): when a stage is refilled, whose reading must be over, and how does the thread that
+    // HINT(step 6): refills it know without a block-wide barrier? Which phase (parity) does each wait?
+    // HINT(step 6): a boundary point's output is its input: at which plane is that input still staged?
+}
+
+// ---------------------------------------------------------------------------------------------
 // Steps 7 to 9: connected components. The launchers refuse images of 2^31 pixels or more, so a
 // pixel's index y * width + x, and its label, fit in an int.
 // ---------------------------------------------------------------------------------------------

@@ -37,8 +37,8 @@ struct Extent {
 // --- the stencils --------------------------------------------------------------------------
 
 /// Both stencils are "stars": the centre and the points up to `radius` away along x, y and z.
-inline constexpr int kStarRadius = 1;       ///< the 7-point stencil of steps 1 to 4 and 6a
-inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of steps 5, 6b and 6c
+inline constexpr int kStarRadius = 1;       ///< the 7-point stencil of steps 1 to 4, 6a and 6d
+inline constexpr int kHighOrderRadius = 4;  ///< the 25-point stencil of steps 5, 6b, 6c and 6e
 
 inline constexpr int kAxisX = 0;
 inline constexpr int kAxisY = 1;
@@ -76,6 +76,8 @@ void stencil25_marching_planes(const float* in, float* out, Extent extent, const
 void stencil_staged_planes(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil25_staged_planes(const float* in, float* out, Extent extent, const float* coefficients);
 void stencil25_blocked_planes(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil_ring_planes(const float* in, float* out, Extent extent, const float* coefficients);
+void stencil25_ring_planes(const float* in, float* out, Extent extent, const float* coefficients);
 
 cl::KernelResources stencil_naive_resources();
 cl::KernelResources stencil_constant_memory_resources();
@@ -86,21 +88,30 @@ cl::KernelResources stencil25_marching_planes_resources();
 cl::KernelResources stencil_staged_planes_resources();
 cl::KernelResources stencil25_staged_planes_resources();
 cl::KernelResources stencil25_blocked_planes_resources();
+cl::KernelResources stencil_ring_planes_resources();
+cl::KernelResources stencil25_ring_planes_resources();
 
 int stencil_marching_slab_planes(Extent extent);
 int stencil25_marching_slab_planes(Extent extent);
 int stencil_staged_slab_planes(Extent extent);
 int stencil25_staged_slab_planes(Extent extent);
 int stencil25_blocked_slab_planes(Extent extent);
+int stencil_ring_slab_planes(Extent extent);
+int stencil25_ring_slab_planes(Extent extent);
 
 struct Step : cl::CatalogueStep {
     int radius;        ///< kStarRadius or kHighOrderRadius
     Launcher launch;
     ResourceQuery resources;
     SlabQuery slab_planes;  ///< nullptr for a step that gives each block one plane
+    /// The compute capability (major x 10 + minor) the step needs; the harness skips it below.
+    int min_compute = 0;
 };
 
-inline constexpr std::array<Step, 9> kSteps{{
+/// Steps 6d and 6e: the TMA (cp.async.bulk.tensor) and mbarrier transaction counts, Hopper's.
+inline constexpr int kTensorMemoryAcceleratorCompute = 90;
+
+inline constexpr std::array<Step, 11> kSteps{{
     {catalogue::kStep1, kStarRadius, stencil_naive, stencil_naive_resources,
      nullptr},
     {catalogue::kStep2, kStarRadius, stencil_constant_memory,
@@ -118,6 +129,10 @@ inline constexpr std::array<Step, 9> kSteps{{
      stencil25_staged_planes_resources, stencil25_staged_slab_planes},
     {catalogue::kStep6c, kHighOrderRadius, stencil25_blocked_planes,
      stencil25_blocked_planes_resources, stencil25_blocked_slab_planes},
+    {catalogue::kStep6d, kStarRadius, stencil_ring_planes, stencil_ring_planes_resources,
+     stencil_ring_slab_planes, kTensorMemoryAcceleratorCompute},
+    {catalogue::kStep6e, kHighOrderRadius, stencil25_ring_planes, stencil25_ring_planes_resources,
+     stencil25_ring_slab_planes, kTensorMemoryAcceleratorCompute},
 }};
 
 // --- steps 7 to 9: connected components ----------------------------------------------------

@@ -6,6 +6,7 @@
 
 #include "stencil.hpp"
 
+#include <cuda.h>  // CUtensorMap (steps 6d and 6e)
 #include <cuda_runtime.h>
 
 namespace stencil {
@@ -223,6 +224,90 @@ using HighOrderBlocked = BlockedTile<kHighOrderRadius, 2, 3, 16, 1>;
 template <class Tile>
 using UnalignedBlocked = BlockedTile<Tile::kStencilRadius, Tile::kRowsPerThread, Tile::kAhead, Tile::kThreadsY,
                                      (Tile::kMinBlocksPerSm + 1) / 2>;
+
+// --- steps 6d and 6e: a ring of plane stages filled by the TMA, running sums along z -----------
+
+/// A block of 32 x kThreadsY threads owns a kTileX x kTileY column of the grid, kTileX = 128, and
+/// walks it along z through one slab of kSlabPlanes planes (shorter on small grids). Thread
+/// (tx, ty) computes kPointsX = 4 consecutive points in x (one float4) in each of its
+/// kRowsPerThread consecutive rows ty * kRowsPerThread + k, as in step 6c.
+///
+/// The planes come through a ring of kStages stages in dynamic shared memory, each one plane of
+/// the tile with its halo: kStageY = kTileY + 2 R rows of kStageX = kTileX + 2 kPad floats, from
+/// x0 - kPad and y0 - R, each stage starting on a 128-byte boundary (kStageBytes apart). The
+/// tensor memory accelerator (TMA) copies a whole stage with one instruction, issued by one
+/// thread, and writes zeros where the box lies outside the grid. Each stage has two mbarriers: a
+/// "full" one, which the copy's bytes complete, and an "empty" one, at which every thread arrives
+/// once it has read the stage: the thread that issues the copies waits for it before it refills
+/// the stage, and nobody else waits for anybody.
+///
+/// Only plane p's stage is read at plane p: its contributions go into running sums. Each point
+/// keeps 2 R sums, those of the output planes p - R + 1 .. p + R (plane q in slot
+/// (q - z_first + R) % (2 R)); plane p adds its x- and y-terms and its centre term into the sum of
+/// plane p, and c_{z,d} times its centre into the sums of planes p - d and p + d. After plane p
+/// the sum of plane p - R is complete: it is stored, and its slot starts plane p + R's sum. The
+/// z-loop is unrolled by 2 R planes, so that every slot is a constant.
+///
+/// The copies of plane p + kStages - 2 are issued while plane p is read: kStages - 2 planes are
+/// on their way, and one stage is left for the slowest warp to finish before its refill.
+///
+/// kArrivalPerWarp: lane 0 of each warp arrives at the empty mbarrier for the warp, after a
+/// __syncwarp(), instead of every thread (kEmptyArrivals arrivals complete its phase).
+template <int kRadius, int kRows, int kThreadRows, int kStagesInRing, int kSlab, int kMinBlocks,
+          bool kArrivalPerWarp = false>
+struct RingTile {
+    static constexpr int kStencilRadius = kRadius;
+    static constexpr int kPointsX = 4;  ///< one float4 of outputs per row
+    static constexpr int kThreadsX = 32;
+    static constexpr int kThreadsY = kThreadRows;
+    static constexpr int kRowsPerThread = kRows;
+    static constexpr int kThreads = kThreadsX * kThreadsY;
+    static constexpr int kTileX = kThreadsX * kPointsX;
+    static constexpr int kTileY = kThreadsY * kRows;
+    static constexpr int kPad = 4;  ///< floats staged left and right of the tile: one float4
+    static constexpr int kStageX = kTileX + 2 * kPad;
+    static constexpr int kStageY = kTileY + 2 * kRadius;
+    /// The bytes one copy brings (the TMA's box), and the distance between stages.
+    static constexpr int kCopyBytes = kStageX * kStageY * static_cast<int>(sizeof(float));
+    static constexpr int kStageBytes = (kCopyBytes + 127) / 128 * 128;
+    static constexpr int kStages = kStagesInRing;
+    static constexpr int kSums = 2 * kRadius;  ///< running sums per point
+    static constexpr int kSlabPlanes = kSlab;
+    static constexpr int kMinBlocksPerSm = kMinBlocks;
+    static constexpr bool kArrivesPerWarp = kArrivalPerWarp;
+    static constexpr int kEmptyArrivals = kArrivesPerWarp ? kThreads / kThreadsX : kThreads;
+    /// The ring, and 128 bytes to start it on a 128-byte boundary (the TMA writes there).
+    static constexpr int kSharedBytes = kStages * kStageBytes + 128;
+
+    static_assert(kThreadsY >= 1 && kThreads <= 1024, "a block has at most 1024 threads: kThreadRows <= 32");
+    static_assert(kRowsPerThread >= 1, "each thread needs at least one row: kRows >= 1");
+    static_assert(kRadius >= 1 && kRadius <= kPad, "the x-neighbours must lie in the float4 left and right of a "
+                                                   "thread's four points: make kRadius at most kPad");
+    static_assert(kStageX <= 256 && kStageY <= 256, "a TMA box has at most 256 points a side: fewer rows");
+    static_assert(kStages >= 3, "one stage being read, one left to the slowest warp, at least one on its way: "
+                                "kStagesInRing >= 3");
+    static_assert(kSlabPlanes >= 1, "a slab has at least one plane: kSlab >= 1");
+    static_assert(kMinBlocksPerSm >= 1, "at least one resident block per SM: kMinBlocks >= 1");
+    static_assert(kSharedBytes * kMinBlocksPerSm <= 227 * 1024, "kMinBlocks rings must fit in one SM's shared "
+                                                                "memory (227 KiB on an H100): fewer stages or rows");
+};
+
+/// The shapes (RingTile<radius, rows, thread rows, stages, slab, blocks per SM>). Registers bound
+/// them: the running sums are 2R float4 a row, and the compiler keeps a plane's column of float4
+/// loads in flight, so two rows of the 25-point stencil take about 200 registers and one row
+/// about 130 (ptxas, sm_90a).
+/// From a sweep of 23 7-point and 25 25-point shapes (instructors/probes/11-stencil/probe_ring,
+/// 512^3 floats on an H100; the chapter gives the sweep): 6d's is the fastest 7-point shape
+/// (83.4% of the copy), 6e's within 0.4 points of the fastest 25-point one (the same with slabs
+/// of 256 planes: 82.0% against 81.6%).
+/// Step 6d: 32 x 16 threads, one row of 4 points each (a 128 x 16 tile), 6 stages of 18 x 136
+/// floats (57.8 KiB), two blocks per SM (32 warps, 61 registers under the cap of 64, 50%
+/// occupancy); slabs of 32 planes.
+using StarRing = RingTile<kStarRadius, 1, 16, 6, 32, 2>;
+/// Step 6e: 32 x 8 threads, two rows of 4 points each (a 128 x 16 tile), 5 stages of 24 x 136
+/// floats (12.8 KiB each), one block per SM (8 warps, 192 registers, no spill, 12% occupancy);
+/// slabs of 128 planes.
+using HighOrderRing = RingTile<kHighOrderRadius, 2, 8, 5, 128, 1>;
 
 // --- steps 7 to 9: connected components -------------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include "occupancy.hpp"
 #include "stencil.hpp"
 #include "stencil_constants.cuh"
+#include "tensor_map.hpp"  // cl::tensor_map_encoder (steps 6d and 6e)
 
 #include <algorithm>
 #include <cstddef>
@@ -66,11 +67,11 @@ void copy_coefficients_to_constant_memory(const float* coefficients, int radius)
 // (small grids), but not below kMinSlabPlanes unless z itself is shorter, and long enough for
 // the grid's limit of 65535 blocks along z.
 template <class Tile>
-int choose_slab_planes(Extent extent, int resident) {
+int choose_slab_planes(Extent extent, int resident, int longest = kSlabPlanesPerRadius * Tile::kStencilRadius) {
     const long long tiles = static_cast<long long>(cl::blocks_for(extent.nx, Tile::kTileX)) *
                             static_cast<long long>(cl::blocks_for(extent.ny, Tile::kTileY));
     const auto slabs = [&](int planes) { return (extent.nz + planes - 1) / planes; };
-    int planes = std::min(extent.nz, kSlabPlanesPerRadius * Tile::kStencilRadius);
+    int planes = std::min(extent.nz, longest);
     while (planes > kMinSlabPlanes && tiles * slabs(planes) < resident) {
         planes = std::max(kMinSlabPlanes, planes / 2);
     }
@@ -169,6 +170,82 @@ void launch_blocked(const float* in, float* out, Extent extent, const float* coe
     }
 }
 
+// Steps 6d and 6e. The TMA copies a box of a tensor that a CUtensorMap describes: here the grid as a
+// 3-D tensor of floats (x, y, z), and a box of one stage (Tile::kStageX x Tile::kStageY x 1 plane).
+// The map's strides must be multiples of 16 bytes and its start 16-byte aligned: a row length nx
+// that is a multiple of 4 floats and an aligned grid, as for step 6's 16-byte copies; the kernel's
+// float4 stores need an aligned output too. Other grids get the same kernel with kTensorMap =
+// false, which fills each stage with the loads of all its threads instead, and stores floats.
+
+// The TMA and the mbarriers' transaction counts are those of compute capability 9.0 and later.
+void require_tensor_memory_accelerator() {
+    static const bool present = [] {
+        int device = 0;
+        int major = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+        return major >= 9;
+    }();
+    if (!present) {
+        throw std::runtime_error("steps 6d and 6e need the TMA of compute capability 9.0 or later (Hopper)");
+    }
+}
+
+// The map of the grid `in` for copies of one stage: box (x0 - kPad, y0 - R, p) of Tile::kStageX x
+// Tile::kStageY x 1 points; the points of a box outside the grid arrive as zeros. `promotion`: the
+// size of the L2's fills for the copies' misses (an instructors' probe times the others).
+template <class Tile>
+CUtensorMap stage_tensor_map(const float* in, Extent extent,
+                             CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
+    CUtensorMap map{};
+    const cuuint64_t size[3] = {static_cast<cuuint64_t>(extent.nx), static_cast<cuuint64_t>(extent.ny),
+                                static_cast<cuuint64_t>(extent.nz)};  // innermost first
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(extent.nx) * sizeof(float),
+                                   static_cast<cuuint64_t>(extent.plane()) * sizeof(float)};
+    const cuuint32_t box[3] = {static_cast<cuuint32_t>(Tile::kStageX), static_cast<cuuint32_t>(Tile::kStageY), 1};
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    const CUresult result = cl::tensor_map_encoder()(
+        &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float*>(in), size, strides, box, element_strides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS) {
+        throw std::runtime_error("cuTensorMapEncodeTiled failed with CUresult " + std::to_string(result));
+    }
+    return map;
+}
+
+template <class Tile, auto kKernel>
+int ring_slab_planes(Extent extent) {
+    check_extent(extent);
+    allow_staged_shared_memory<kKernel, Tile>();
+    return choose_slab_planes<Tile>(extent, resident_blocks_once<kKernel, Tile>(Tile::kSharedBytes),
+                                    Tile::kSlabPlanes);
+}
+
+// The grid is checked before the map is made: a grid the launch refuses throws invalid_argument.
+template <class Tile, auto kKernel, class MakeMap>
+void launch_ring_kernel(MakeMap make_map, const float* in, float* out, Extent extent, const float* coefficients) {
+    const int planes = ring_slab_planes<Tile, kKernel>(extent);
+    const dim3 grid = checked_grid(cl::blocks_for(extent.nx, Tile::kTileX), cl::blocks_for(extent.ny, Tile::kTileY),
+                                   cl::blocks_for(extent.nz, planes));
+    const CUtensorMap map = make_map();
+    copy_coefficients_to_constant_memory(coefficients, Tile::kStencilRadius);
+    kKernel<<<grid, dim3(Tile::kThreadsX, Tile::kThreadsY), Tile::kSharedBytes>>>(map, in, out, extent, planes);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <class Tile>
+void launch_ring(const float* in, float* out, Extent extent, const float* coefficients) {
+    check_extent(extent);
+    require_tensor_memory_accelerator();
+    if (rows_take_16_byte_copies(in, extent) && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+        launch_ring_kernel<Tile, stencil_ring_planes_kernel<Tile, true>>(
+            [&] { return stage_tensor_map<Tile>(in, extent); }, in, out, extent, coefficients);
+    } else {
+        launch_ring_kernel<Tile, stencil_ring_planes_kernel<Tile, false>>([] { return CUtensorMap{}; }, in, out,
+                                                                          extent, coefficients);
+    }
+}
+
 }  // namespace
 
 void stencil_naive(const float* in, float* out, Extent extent, const float* coefficients) {
@@ -220,6 +297,14 @@ void stencil25_blocked_planes(const float* in, float* out, Extent extent, const 
     launch_blocked<HighOrderBlocked>(in, out, extent, coefficients);
 }
 
+void stencil_ring_planes(const float* in, float* out, Extent extent, const float* coefficients) {
+    launch_ring<StarRing>(in, out, extent, coefficients);
+}
+
+void stencil25_ring_planes(const float* in, float* out, Extent extent, const float* coefficients) {
+    launch_ring<HighOrderRing>(in, out, extent, coefficients);
+}
+
 // The slab lengths and resources of the marching steps are those of the kernels the perf grid
 // gets (16-byte copies in step 6).
 int stencil_marching_slab_planes(Extent extent) {
@@ -236,6 +321,12 @@ int stencil25_staged_slab_planes(Extent extent) {
 }
 int stencil25_blocked_slab_planes(Extent extent) {
     return staged_slab_planes<HighOrderBlocked, stencil25_blocked_planes_kernel<HighOrderBlocked, 4>>(extent);
+}
+int stencil_ring_slab_planes(Extent extent) {
+    return ring_slab_planes<StarRing, stencil_ring_planes_kernel<StarRing, true>>(extent);
+}
+int stencil25_ring_slab_planes(Extent extent) {
+    return ring_slab_planes<HighOrderRing, stencil_ring_planes_kernel<HighOrderRing, true>>(extent);
 }
 
 cl::KernelResources stencil_naive_resources() {
@@ -264,6 +355,12 @@ cl::KernelResources stencil25_staged_planes_resources() {
 }
 cl::KernelResources stencil25_blocked_planes_resources() {
     return staged_resources<HighOrderBlocked, stencil25_blocked_planes_kernel<HighOrderBlocked, 4>>();
+}
+cl::KernelResources stencil_ring_planes_resources() {
+    return staged_resources<StarRing, stencil_ring_planes_kernel<StarRing, true>>();
+}
+cl::KernelResources stencil25_ring_planes_resources() {
+    return staged_resources<HighOrderRing, stencil_ring_planes_kernel<HighOrderRing, true>>();
 }
 
 // --- steps 7 to 9: connected components ---------------------------------------------------------

@@ -126,14 +126,25 @@ struct SmCounts {
 
 // A partition grid (block b partitions tile b of `segment`, as in steps 1, 3 and 4) whose blocks
 // count themselves on their SM: one more on entry, the most seen kept, one fewer on exit. Its
-// shared memory is static or dynamic (kDynamic); kCarveout is only a tag, so that the variants
-// with a carveout set are kernels of their own.
-template <int kThreads, int kKeys, bool kDynamic, int kCarveout>
-__global__ void __launch_bounds__(kThreads) resident_probe_kernel(const Key* src, Key* dst, Segment segment,
+// shared memory is static or dynamic (kDynamic), or only a few words (kWarpCounts: step 5b's
+// partition_tile_warp_counts, no tile in shared memory); kCarveout is only a tag, so that the
+// variants with a carveout set are kernels of their own.
+template <int kThreads, int kKeys, bool kDynamic, int kCarveout, bool kWarpCounts>
+__global__ void __launch_bounds__(kThreads, kWarpCounts ? kThreadsPerSm / kThreads : 1) resident_probe_kernel(const Key* src, Key* dst, Segment segment,
                                                                   PartitionCounters* counters, SmCounts counts) {
     const unsigned int sm = sm_id();
     if (threadIdx.x == 0) atomicMax(&counts.peak[sm], atomicAdd(&counts.now[sm], 1U) + 1U);
-    if constexpr (kDynamic) {
+    if constexpr (kWarpCounts) {
+        // Tile after tile: a grid of a block per tile takes one each; the capped comparison grid
+        // has fewer blocks than tiles.
+        extern __shared__ WarpCountsShared<kThreads / kWarpSize> probe_warp_counts[];
+        constexpr unsigned int kTile = kThreads * kKeys;
+        const unsigned int tiles = (segment.count + kTile - 1) / kTile;
+        for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            partition_tile_warp_counts<kThreads, kKeys>(src, dst, dst, segment, t, tiles, counters,
+                                                        probe_warp_counts[0]);
+        }
+    } else if constexpr (kDynamic) {
         extern __shared__ __align__(16) unsigned char probe_dynamic[];
         partition_tile(src, dst, dst, segment, blockIdx.x, gridDim.x, counters,
                        *reinterpret_cast<PartitionShared<kThreads, kKeys>*>(probe_dynamic));
@@ -147,13 +158,13 @@ __global__ void __launch_bounds__(kThreads) resident_probe_kernel(const Key* src
 
 // The same grid launched by one thread of a kernel (block 0's), fire-and-forget, as step 5's driver
 // does; the kernel's other blocks, if any, leave at once.
-template <int kThreads, int kKeys, bool kDynamic, int kCarveout>
+template <int kThreads, int kKeys, bool kDynamic, int kCarveout, bool kWarpCounts>
 __global__ void __launch_bounds__(1)
     resident_probe_parent_kernel(const Key* src, Key* dst, Segment segment, PartitionCounters* counters,
                                  SmCounts counts, unsigned int blocks, unsigned int dynamic_bytes,
                                  unsigned int* device_error) {
     if (blockIdx.x != 0) return;
-    resident_probe_kernel<kThreads, kKeys, kDynamic, kCarveout>
+    resident_probe_kernel<kThreads, kKeys, kDynamic, kCarveout, kWarpCounts>
         <<<blocks, kThreads, dynamic_bytes, cudaStreamFireAndForget>>>(src, dst, segment, counters, counts);
     check_child_launch(device_error);
 }
@@ -216,13 +227,19 @@ Peaks read_peaks(const ProbeRun& run) {
 }
 
 // Times and counts one variant, launched by the host and then by a one-thread parent kernel.
-template <int kThreads, int kKeys, bool kDynamic, int kCarveout = -1>
+// most_blocks_per_sm > 0 (step 5b's partition only): a grid of at most that many blocks per SM, a
+// comparison with step 5b's grid of a block per tile.
+template <int kThreads, int kKeys, bool kDynamic, int kCarveout = -1, bool kWarpCounts = false>
 ResidentBlocks probe_variant(const std::string& name, const ProbeRun& run,
-                             ProbeParent parent_kind = ProbeParent::one_thread) {
+                             ProbeParent parent_kind = ProbeParent::one_thread, unsigned int most_blocks_per_sm = 0) {
     using Shared = PartitionShared<kThreads, kKeys>;
-    auto* kernel = resident_probe_kernel<kThreads, kKeys, kDynamic, kCarveout>;
-    auto* parent = resident_probe_parent_kernel<kThreads, kKeys, kDynamic, kCarveout>;
-    const unsigned int dynamic_bytes = kDynamic ? static_cast<unsigned int>(sizeof(Shared)) : 0U;
+    static_assert(!(kDynamic && kWarpCounts), "step 5b's partition holds no tile: it has no dynamic variant");
+    auto* kernel = resident_probe_kernel<kThreads, kKeys, kDynamic, kCarveout, kWarpCounts>;
+    auto* parent = resident_probe_parent_kernel<kThreads, kKeys, kDynamic, kCarveout, kWarpCounts>;
+    const unsigned int dynamic_bytes =
+        kDynamic      ? static_cast<unsigned int>(sizeof(Shared))
+        : kWarpCounts ? static_cast<unsigned int>(sizeof(WarpCountsShared<kThreads / kWarpSize>))
+                      : 0U;
     if (kCarveout >= 0) {
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, kCarveout));
     }
@@ -240,7 +257,12 @@ ResidentBlocks probe_variant(const std::string& name, const ProbeRun& run,
                                     primed ? cudaSharedmemCarveoutMaxShared : cudaSharedmemCarveoutDefault));
     cudaFuncAttributes attributes{};
     CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    const unsigned int blocks = (run.segment.count + kThreads * kKeys - 1) / (kThreads * kKeys);
+    const unsigned int tiles = (run.segment.count + kThreads * kKeys - 1) / (kThreads * kKeys);
+    if (most_blocks_per_sm > 0 && !kWarpCounts) {
+        throw std::logic_error("probe_variant: only step 5b's partition takes tiles in turn");
+    }
+    const unsigned int most_blocks = most_blocks_per_sm * static_cast<unsigned int>(cl::current_device().sm_count);
+    const unsigned int blocks = most_blocks > 0 ? std::min(tiles, most_blocks) : tiles;
     const auto reset = [&] {
         CUDA_CHECK(cudaMemsetAsync(run.counters, 0, sizeof(PartitionCounters)));
         CUDA_CHECK(cudaMemsetAsync(run.counts.now, 0, kSmSlots * sizeof(unsigned int)));
@@ -345,6 +367,12 @@ std::vector<ResidentBlocks> measure_resident_blocks(const Key* keys, Key* scratc
         shape(kPartitionThreads, kKeysPerThread / 4) + ", static (a quarter of it)", run));
     rows.push_back(probe_variant<512, kTileKeys / 512, kStatic>(shape(512, kTileKeys / 512) + ", static", run));
     rows.push_back(probe_variant<1024, kTileKeys / 1024, kStatic>(shape(1024, kTileKeys / 1024) + ", static", run));
+    constexpr bool kWarpCounts = true;
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic, -1, kWarpCounts>(
+        shape(kPartitionThreads, kKeysPerThread) + ", warp counts, a block per tile (5b)", run));
+    rows.push_back(probe_variant<kPartitionThreads, kKeysPerThread, kStatic, -1, kWarpCounts>(
+        "the same, at most " + std::to_string(kCappedBlocksPerSm) + " blocks/SM, tile after tile",
+        run, ProbeParent::one_thread, kCappedBlocksPerSm));
     return rows;
 }
 

@@ -197,6 +197,36 @@ __global__ void __launch_bounds__(1) level_driver_kernel(Key* src, Key* dst, Key
 }
 
 // ---------------------------------------------------------------------------------------
+// Step 5b: the device drives, with grids that the device runs at full residency.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: step 5's grids, launched from the device, hold fewer blocks per SM than the same
+// grids launched from the host (the resident-blocks table).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, kThreadsPerSm / kThreads) partition_level_warp_counts_kernel(
+    const Key* src, Key* dst, Key* keys, Level level, Level next, bool may_split, SortWorkspace workspace) {
+    // TODO(step 5): (5b) step 2's partition_level_kernel with the given partition_tile_warp_counts
+    // in place of partition_tile: the same level table, a block per tile, the same hand-on of the
+    // halves in the last block of each segment. Must hold: no static __shared__ variable on this
+    // kernel's path; its few words (WarpCountsShared<kThreads / kWarpSize>) are the block's dynamic
+    // shared memory, which its driver's launch sizes, and a half goes on with
+    // push_segment<kThreads>(next, half, shared.slot). Lab sheet: README.md, section 5.
+}
+
+template <int kThreads>
+__global__ void __launch_bounds__(1) level_driver_warp_counts_kernel(Key* src, Key* dst, Key* keys, Level level,
+                                                                     Level next, int depth,
+                                                                     SortWorkspace workspace) {
+    // TODO(step 5): (5b) step 5's driver, launching partition_level_warp_counts_kernel<kThreads>
+    // (with sizeof(WarpCountsShared<kThreads / kWarpSize>) bytes of dynamic shared memory) for each
+    // level, this kernel as the next level's driver, and, at the end, the leaves with the given
+    // sort_leaves_in_registers_kernel<kRegisterLeafThreads> (a block of kRegisterLeafThreads per leaf).
+    // Must hold: everything step 5's driver holds. Lab sheet: README.md, section 5.
+    // HINT(step 5): step 5's table of resident blocks says how many blocks of each grid an SM
+    // HINT(step 5): holds when the device launches it: what does each of these grids hold?
+}
+
+// ---------------------------------------------------------------------------------------
 // Step 6: adaptive work beyond sorting.
 // ---------------------------------------------------------------------------------------
 

@@ -29,6 +29,10 @@ inline constexpr unsigned int kTileKeys = kPartitionThreads * kKeysPerThread;
 inline constexpr unsigned int kLeafKeys = 4096;
 /// Threads of the blocks that sort leaves on their own (the leaf grids of steps 1, 2, 3 and 5).
 inline constexpr int kLeafThreads = 512;
+/// Threads of the blocks that sort step 5b's leaves in registers (32 keys a thread, no shared
+/// memory: a grid launched from the device gets one block per SM when its blocks hold kilobytes of
+/// shared memory, the resident-blocks table).
+inline constexpr int kRegisterLeafThreads = 128;
 
 /// The pivot is the median of this many keys spread evenly over the segment (one warp's worth).
 inline constexpr int kPivotSamples = 32;
@@ -131,6 +135,7 @@ void sort_host_batched(Key* keys, std::size_t count, SortWorkspace workspace);
 void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace);
 void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace);
 void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace);
+void sort_device_levels_warp_counts(Key* keys, std::size_t count, SortWorkspace workspace);
 
 struct SortStep : cl::CatalogueStep {
     SortLauncher launch;
@@ -139,12 +144,13 @@ struct SortStep : cl::CatalogueStep {
 
 /// Step 0, std::sort on the CPU, lives in the harness. Step 2 is the host-driven baseline that
 /// every device-launched step is compared with.
-inline constexpr std::array<SortStep, 5> kSortSteps{{
+inline constexpr std::array<SortStep, 6> kSortSteps{{
     {catalogue::kStep1, sort_host_driven, false},
     {catalogue::kStep2, sort_host_batched, false},
     {catalogue::kStep3, sort_device_launched, true},
     {catalogue::kStep4, sort_device_bounded, true},
     {catalogue::kStep5, sort_device_levels, true},
+    {catalogue::kStep5b, sort_device_levels_warp_counts, true},
 }};
 inline constexpr const char* kBatchedHostStep = "2";
 

@@ -201,6 +201,18 @@ void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace) {
     CUDA_CHECK_LAUNCH();
 }
 
+void sort_device_levels_warp_counts(Key* keys, std::size_t count, SortWorkspace workspace) {
+    if (count == 0) return;
+    check_sort_arguments(keys, count, workspace, SortKind::batched);
+    apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
+    seed_levels(count, workspace);
+    // As step 5: the first driver from the host, every later one tail-launched by the one before.
+    level_driver_warp_counts_kernel<kPartitionThreads><<<1, 1>>>(keys, workspace.scratch, keys, workspace.levels[0],
+                                                                 workspace.levels[1], 0, workspace);
+    CUDA_CHECK_LAUNCH();
+}
+
 void mandelbrot_open_step(Image image, MandelbrotWorkspace workspace) {
     if (image.width <= 0 || image.height <= 0) return;
     if (image.dwell == nullptr || workspace.device_error == nullptr) {

@@ -534,7 +534,7 @@ TEST_CASE("13-scan performance" * doctest::test_suite("perf")) {
     cub_row("cub::DeviceScan::InclusiveSum", cub_scan);
     cub_row("cub::DeviceSelect::If", cub_select);
     table.print();
-    fmt::print("CUB beside the steps: {}; {}\n", cub_scan.roof().name, cub_select.roof().name);
+    fmt::print("CUB beside the steps: {}; {}\n", cl::describe(cub_scan.roof()), cl::describe(cub_select.roof()));
     print_lead_over_cub(problem, scan::kSteps.back(), scan_bytes, cub_scan);
     CHECK_MESSAGE(all_passed, "some steps are not implemented or wrong: see the table and the correctness test");
 }

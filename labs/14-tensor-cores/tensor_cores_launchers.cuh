@@ -6,8 +6,7 @@
 #include "tensor_cores.hpp"
 #include "cuda_check.hpp"
 #include "occupancy.hpp"
-
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include "tensor_map.hpp"  // cl::tensor_map_encoder (step 6)
 
 #include <algorithm>
 #include <cstddef>
@@ -88,21 +87,6 @@ void allow_pipeline_shared_memory() {
 
 // Step 6: the TMA's tensor maps, the check that this build and GPU can run it, its grid.
 
-// cuTensorMapEncodeTiled is a driver API function: found through the runtime, so that the lab
-// needs no link to the driver library.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-        void* function = nullptr;
-        cudaDriverEntryPointQueryResult found{};
-        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault,
-                                                    &found));
-        if (found != cudaDriverEntryPointSuccess || function == nullptr) {
-            throw std::runtime_error("the CUDA driver has no cuTensorMapEncodeTiled (the TMA needs CUDA 12 or later)");
-        }
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
-    }();
-    return encode;
-}
 
 // The map of a row-major rows x columns FP16 matrix for copies of boxes of box_rows x 64 columns
 // (128 bytes a row), written to shared memory with the 128-byte swizzle (tensor_cores_hopper.cuh).
@@ -112,7 +96,7 @@ CUtensorMap half_tensor_map(const __half* data, int rows, int columns, int box_r
     const cuuint64_t row_bytes[1] = {static_cast<cuuint64_t>(columns) * sizeof(__half)};
     const cuuint32_t box[2] = {static_cast<cuuint32_t>(kSwizzleHalves), static_cast<cuuint32_t>(box_rows)};
     const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult result = tensor_map_encoder()(
+    const CUresult result = cl::tensor_map_encoder()(
         &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half*>(data), size, row_bytes, box, element_strides,
         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

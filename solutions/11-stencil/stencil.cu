@@ -9,6 +9,7 @@
 #include <cuda/pipeline>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace stencil {
 namespace {
@@ -720,6 +721,309 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             out_plane += plane;
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps 6d and 6e: a ring of plane stages filled by the TMA, full and empty mbarriers per stage,
+// running sums along z.
+// ---------------------------------------------------------------------------------------------
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The PTX of the TMA and of the mbarriers (PTX ISA: "cp.async.bulk.tensor", "mbarrier"), for
+// compute capability 9.0 and later; the launchers refuse older GPUs, and other builds compile the
+// kernel empty.
+__device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
+    return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
+}
+__device__ __forceinline__ void barrier_init(std::uint64_t* barrier, int arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(arrivals) : "memory");
+}
+// The barriers' initialisation made visible to the TMA (the async proxy) before any copy uses them.
+__device__ __forceinline__ void fence_barrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void barrier_arrive(std::uint64_t* barrier) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier)) : "memory");
+}
+// One arrival that also announces `bytes` of copies to come before the phase can complete.
+__device__ __forceinline__ void barrier_arrive_expect(std::uint64_t* barrier, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)),
+                 "r"(bytes)
+                 : "memory");
+}
+// Waits until the phase of parity `parity` has completed (acquire: what was written before the
+// arrivals, or by the copies, is visible after).
+__device__ __forceinline__ void barrier_wait(std::uint64_t* barrier, std::uint32_t parity) {
+    asm volatile(
+        "{\n\t.reg .pred done;\n"
+        "waiting:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+        "@!done bra waiting;\n\t}" ::"r"(shared_address(barrier)),
+        "r"(parity)
+        : "memory");
+}
+
+// Point i of `values` to to[i], for each bit i of `points` (steps 6d and 6e, at the grid's faces).
+__device__ __forceinline__ void store_points(float* to, float4 values, unsigned points) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        if (points & (1U << i)) to[i] = element(values, i);
+    }
+}
+
+// w v + sum, point by point (steps 6d and 6e).
+__device__ __forceinline__ float4 fma4(float w, const float4& v, const float4& sum) {
+    return make_float4(fmaf(w, v.x, sum.x), fmaf(w, v.y, sum.y), fmaf(w, v.z, sum.z), fmaf(w, v.w, sum.w));
+}
+
+// The box of `map` at (x, y, z) into shared memory at `to`; its bytes complete `barrier`.
+__device__ __forceinline__ void tensor_copy(float* to, const CUtensorMap& map, int x, int y, int z,
+                                            std::uint64_t* barrier) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+        "[%5];" ::"r"(shared_address(to)),
+        "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(x), "r"(y), "r"(z), "r"(shared_address(barrier))
+        : "memory");
+}
+#endif
+
+// Slow before: step 6c spends about 45 instructions a point: per-thread copy conditions and
+// predicates, register-queue moves, and a block-wide barrier per plane with one block of 16 warps
+// per SM, so that the warps of a block wait for the slowest at every plane.
+// Fixes: one thread copies a whole stage with one TMA instruction (zeros outside the grid: no
+// predicates); full and empty mbarriers per stage replace the barrier (a warp waits only for its
+// plane's bytes); z as running sums (each arriving plane adds into the pending output planes), so
+// a thread reads one stage per plane and keeps no planes in registers; float4 in x; two blocks
+// per SM. With kTensorMap = false (rows not 16-byte aligned) every thread fills its part of the
+// stage with loads instead, and stores floats.
+template <class Tile, bool kTensorMap>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    stencil_ring_planes_kernel(const __grid_constant__ CUtensorMap map, const float* __restrict__ in,
+                               float* __restrict__ out, Extent extent, int slab_planes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    constexpr int kR = Tile::kStencilRadius;
+    constexpr int kRows = Tile::kRowsPerThread;
+    constexpr int kPoints = Tile::kPointsX;
+    constexpr int kStages = Tile::kStages;
+    constexpr int kSums = Tile::kSums;       // running sums per point: output planes p - R + 1 .. p + R
+    constexpr int kColumn = kRows + 2 * kR;  // the float4 of rows -R .. kRows - 1 + R in a stage
+    static_assert(kPoints == 4, "a thread's points in one row are one float4");
+    extern __shared__ float4 ring_memory[];
+    __shared__ std::uint64_t full[kStages];
+    __shared__ std::uint64_t empty[kStages];
+    // The TMA writes stages that start on 128-byte boundaries.
+    // (An offset from ring_memory, not a rounded integer made a pointer: the compiler still sees
+    // shared memory, and reads it with shared-memory loads.)
+    char* const ring = reinterpret_cast<char*>(ring_memory) + ((128 - (shared_address(ring_memory) & 127)) & 127);
+    auto stage = [&](int slot) { return reinterpret_cast<float*>(ring + slot * Tile::kStageBytes); };
+
+    const MarchingSlab slab = marching_slab<Tile>(extent, slab_planes);
+    const int x0 = slab.x0;  // plain variables, not structured bindings: the lambdas below use them
+    const int y0 = slab.y0;
+    const int z_first = slab.z_first;
+    const int z_end = slab.z_end;
+    const int rank = threadIdx.y * Tile::kThreadsX + threadIdx.x;
+    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(extent.plane());
+    // This thread's points: columns x .. x + 3, the consecutive rows y0 + threadIdx.y * kRows + k.
+    const int x = x0 + kPoints * static_cast<int>(threadIdx.x);
+    // Row k's points as bits (point i: bit i): those inside the grid, and those interior in x and y.
+    int offset[kRows];
+    unsigned inside[kRows];
+    unsigned interior[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + static_cast<int>(threadIdx.y) * kRows + k;
+        offset[k] = y * extent.nx + x;
+        inside[k] = 0;
+        interior[k] = 0;
+#pragma unroll
+        for (int i = 0; i < kPoints; ++i) {
+            if (x + i < extent.nx && y < extent.ny) inside[k] |= 1U << i;
+            if (x + i >= kR && x + i < extent.nx - kR && y >= kR && y < extent.ny - kR) interior[k] |= 1U << i;
+        }
+    }
+    constexpr unsigned kAll = (1U << kPoints) - 1;
+    bool plain[kRows];     // all four points interior: one float4 store (the tensor map's rows are aligned)
+    unsigned edge[kRows];  // the points inside the grid but not interior in x and y
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+        plain[k] = kTensorMap && interior[k] == kAll;
+        edge[k] = inside[k] & ~interior[k];
+    }
+    float* row_out[kRows];  // this thread's rows' points in output plane 0 (moved by whole planes below)
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) row_out[k] = out + offset[k];
+    // In a stage: where this thread's column starts (its first point's row - R, its first column).
+    const int window = threadIdx.y * kRows * Tile::kStageX + Tile::kPad + kPoints * threadIdx.x;
+
+    // The slab's input planes: z_first - R .. z_end + R - 1, plane j of them (j from 0) into stage
+    // j % kStages. Planes outside the grid arrive as zeros, and only boundary points would read them.
+    const int z_input = z_first - kR;
+    const int planes = z_end - z_first + 2 * kR;
+    if (rank == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            barrier_init(&full[s], kTensorMap ? 1 : Tile::kThreads);
+            barrier_init(&empty[s], Tile::kEmptyArrivals);
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();  // the barriers are ready for everyone: the only block-wide barrier
+
+    // Stage input plane j; its stage's previous plane, j - kStages, must have been read by all.
+    auto stage_plane = [&](int j) {
+        const int slot = j % kStages;
+        if (j >= kStages) barrier_wait(&empty[slot], (j / kStages - 1) & 1);
+        if constexpr (kTensorMap) {
+            barrier_arrive_expect(&full[slot], Tile::kCopyBytes);
+            tensor_copy(stage(slot), map, x0 - Tile::kPad, y0 - kR, z_input + j, &full[slot]);
+        } else {
+            const int z = z_input + j;
+            float* const to = stage(slot);
+            for (int e = rank; e < Tile::kStageX * Tile::kStageY; e += Tile::kThreads) {
+                const int gx = x0 - Tile::kPad + e % Tile::kStageX;
+                const int gy = y0 - kR + e / Tile::kStageX;
+                const bool in_grid = gx >= 0 && gx < extent.nx && gy >= 0 && gy < extent.ny && z >= 0 && z < extent.nz;
+                to[e] = in_grid ? in[z * plane + static_cast<std::ptrdiff_t>(gy) * extent.nx + gx] : 0.0F;
+            }
+            barrier_arrive(&full[slot]);
+        }
+    };
+    // One thread issues the copies (every thread, each its part, without the TMA). Planes
+    // 0 .. kStages - 2 now; plane j + kStages - 2 while plane j is read, into the stage of plane
+    // j - 2, so that a warp still reading plane j - 1 holds nobody up.
+    const bool producer = !kTensorMap || rank == 0;
+    if (producer) {
+        for (int j = 0; j < kStages - 1 && j < planes; ++j) stage_plane(j);
+    }
+
+    // The running sums: sums[k][slot][i] for point i of row k; plane q's sum in slot
+    // (q - z_input) % kSums. Planes before the slab add into sums nobody stores.
+    float4 sums[kRows][kSums];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+#pragma unroll
+        for (int j = 0; j < kSums; ++j) sums[k][j] = make_float4(0.0F, 0.0F, 0.0F, 0.0F);
+    }
+
+    int slot = 0;           // the stage of plane j
+    std::ptrdiff_t at = z_input * plane;  // plane p's first point
+    std::uint32_t parity = 0;  // the phase of that stage's full barrier that plane j completes
+    // kSums planes per trip, unrolled: the slot of plane p + d's sum, (s + d) % kSums, is a constant.
+    for (int j_trip = 0; j_trip < planes; j_trip += kSums) {
+#pragma unroll
+        for (int s = 0; s < kSums; ++s) {
+            const int j = j_trip + s;
+            if (j >= planes) break;
+            const int p = z_input + j;
+            if (producer && j >= 1 && j + kStages - 2 < planes) stage_plane(j + kStages - 2);
+
+            barrier_wait(&full[slot], parity);
+            const float* const here = stage(slot) + window;
+            // Plane p's terms into plane p's sums. The thread's column of the stage (rows -R ..
+            // kRows - 1 + R, 16 bytes each): each float4 goes into the sums of the rows it is the
+            // centre or a y-neighbour of; then the float4 left and right of each row, the x-terms.
+            float4 centre[kRows];
+#pragma unroll
+            for (int c = 0; c < kColumn; ++c) {
+                const float4 v = *reinterpret_cast<const float4*>(here + c * Tile::kStageX);
+#pragma unroll
+                for (int k = 0; k < kRows; ++k) {
+                    const int d = c - kR - k < 0 ? kR + k - c : c - kR - k;
+                    if (d == 0) {
+                        centre[k] = v;
+                        sums[k][s] = fma4(constant_coefficients[kCentre], v, sums[k][s]);
+                    } else if (d <= kR) {
+                        sums[k][s] = fma4(constant_coefficients[coefficient_index(kR, kAxisY, d)], v, sums[k][s]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) {
+                const float* const row = here + (kR + k) * Tile::kStageX;
+                const float4 left = *reinterpret_cast<const float4*>(row - kPoints);
+                const float4 right = *reinterpret_cast<const float4*>(row + kPoints);
+                // The row's 12 floats: left (x - 4 .. x - 1), centre (x .. x + 3), right.
+                float line[3 * kPoints];
+#pragma unroll
+                for (int i = 0; i < kPoints; ++i) {
+                    line[i] = element(left, i);
+                    line[kPoints + i] = element(centre[k], i);
+                    line[2 * kPoints + i] = element(right, i);
+                }
+                float sum[kPoints];
+#pragma unroll
+                for (int i = 0; i < kPoints; ++i) {
+                    sum[i] = element(sums[k][s], i);
+#pragma unroll
+                    for (int d = 1; d <= kR; ++d) {
+                        const float w = constant_coefficients[coefficient_index(kR, kAxisX, d)];
+                        sum[i] = fmaf(w, line[kPoints + i - d], sum[i]);
+                        sum[i] = fmaf(w, line[kPoints + i + d], sum[i]);
+                    }
+                }
+                sums[k][s] = make_float4(sum[0], sum[1], sum[2], sum[3]);
+            }
+            // This thread has read the stage: it may be refilled (with kArrivesPerWarp, once the
+            // whole warp has: __syncwarp orders the lanes' reads before lane 0's arrival).
+            if constexpr (Tile::kArrivesPerWarp) {
+                __syncwarp();
+                if (threadIdx.x == 0) barrier_arrive(&empty[slot]);
+            } else {
+                barrier_arrive(&empty[slot]);
+            }
+            slot = slot + 1 == kStages ? 0 : slot + 1;
+            parity ^= slot == 0 ? 1U : 0U;
+
+            const bool own_plane = p >= z_first && p < z_end;  // plane p is one of the slab's outputs
+            const bool z_boundary = p < kR || p >= extent.nz - kR;
+            const int done = p - kR;                            // the plane whose sum is complete now
+            const bool store_done = done >= z_first && done < z_end && done >= kR && done < extent.nz - kR;
+#pragma unroll
+            for (int k = 0; k < kRows; ++k) {
+                float4& last = sums[k][(s + kR) % kSums];  // plane p - R's sum, then plane p + R's
+                const float4 complete = fma4(constant_coefficients[coefficient_index(kR, kAxisZ, kR)], centre[k], last);
+                const float4 own_centre = centre[k];
+                // Plane p adds c_{z,d} x its centre into the sums of planes p - d and p + d (d < R).
+#pragma unroll
+                for (int d = 1; d < kR; ++d) {
+                    const float w = constant_coefficients[coefficient_index(kR, kAxisZ, d)];
+                    float4& below = sums[k][(s - d + kSums) % kSums];
+                    float4& above = sums[k][(s + d) % kSums];
+                    below = fma4(w, own_centre, below);
+                    above = fma4(w, own_centre, above);
+                }
+                // Plane p - R's sum is complete: stored at its interior points.
+                if (store_done) {
+                    float* const to = row_out[k] + (at - kR * plane);
+                    if (plain[k]) {
+                        *reinterpret_cast<float4*>(to) = complete;
+                    } else if (interior[k] != 0) {
+                        store_points(to, complete, interior[k]);
+                    }
+                }
+                // Its slot starts plane p + R's sum.
+                const float w = constant_coefficients[coefficient_index(kR, kAxisZ, kR)];
+                last = make_float4(w * own_centre.x, w * own_centre.y, w * own_centre.z, w * own_centre.w);
+                // Boundary points of plane p get their input, now (their sums are never stored):
+                // all of a plane near the z-faces, else those not interior in x and y.
+                if (own_plane && (z_boundary || edge[k] != 0)) {
+                    const unsigned boundary = z_boundary ? inside[k] : edge[k];
+                    if (boundary != 0) {
+                        float* const to = row_out[k] + at;
+                        if (kTensorMap && boundary == kAll) {
+                            *reinterpret_cast<float4*>(to) = own_centre;
+                        } else {
+                            store_points(to, own_centre, boundary);
+                        }
+                    }
+                }
+            }
+            at += plane;
+        }
+    }
+#else
+    (void)map, (void)in, (void)out, (void)extent, (void)slab_planes;
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------

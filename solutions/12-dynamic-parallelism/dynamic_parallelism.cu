@@ -268,6 +268,69 @@ __global__ void __launch_bounds__(1) level_driver_kernel(Key* src, Key* dst, Key
 }
 
 // ---------------------------------------------------------------------------------------
+// Step 5b: the device drives, with grids that the device runs at full residency.
+// ---------------------------------------------------------------------------------------
+
+// Slow before: step 5's grids are launched from the device, and a device-launched grid whose
+// blocks hold 8 KiB or more of shared memory gets one block per SM (the resident-blocks table and
+// the instructors' probe_dispatch): the partition's blocks (24 KiB of shared memory as linked)
+// run one per SM where the host's launch holds four, and the leaves' (16 KiB) one 512-thread
+// block per SM.
+// Fixes: step 2's level grid with step 5b's given partition (partition_tile_warp_counts): the
+// warps count and place their keys with ballots, and the block holds 56 bytes of dynamic shared
+// memory and no static, so the device's launch can hold as many blocks as the host's; a block per
+// tile, as step 2's (probe_levels: a grid of at most 8 blocks per SM taking tile after tile was
+// slower from the device, 2.145 against 1.938 ms on an H100).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, kThreadsPerSm / kThreads) partition_level_warp_counts_kernel(
+    const Key* src, Key* dst, Key* keys, Level level, Level next, bool may_split, SortWorkspace workspace) {
+    // No static __shared__ anywhere on this kernel's path: its few words are dynamic (launched with
+    // sizeof(WarpCountsShared)), so that the device link gives it no shared memory it does not use.
+    extern __shared__ WarpCountsShared<kThreads / kWarpSize> warp_counts_shared[];
+    auto& shared = warp_counts_shared[0];
+    const LevelTile tile = find_tile(level, workspace);
+    const PartitionOutcome outcome = partition_tile_warp_counts<kThreads>(
+        src, dst, keys, tile.segment, tile.tile, tile.tiles, &tile.record->counters, shared);
+    if (!outcome.last_block) return;
+    const Segment segment = tile.segment;
+    const Segment halves[2] = {{segment.begin, outcome.less},
+                               {segment.begin + segment.count - outcome.greater, outcome.greater}};
+    for (const Segment& half : halves) {
+        if (half.count > kLeafKeys && may_split) {
+            push_segment<kThreads>(next, half, shared.slot);
+        } else if (half.count > 0 && threadIdx.x == 0) {
+            push_leaf(half, dst == workspace.scratch, workspace);
+        }
+    }
+}
+
+// Step 5's driver with step 5b's level grid, and leaves sorted in registers
+// (sort_leaves_in_registers_kernel, given): sort_leaf's 16 KiB tile would hold the device's launch
+// of the leaves to one block per SM, as it holds step 5's.
+template <int kThreads>
+__global__ void __launch_bounds__(1) level_driver_warp_counts_kernel(Key* src, Key* dst, Key* keys, Level level,
+                                                                     Level next, int depth,
+                                                                     SortWorkspace workspace) {
+    const LevelTotals totals = read_totals(level);
+    if (tiles_of(totals) == 0) {
+        const unsigned int leaves = leaves_listed(workspace);
+        if (leaves == 0) return;
+        sort_leaves_in_registers_kernel<kRegisterLeafThreads>
+            <<<leaves, kRegisterLeafThreads, 0, cudaStreamFireAndForget>>>(keys, workspace.scratch, workspace.leaves);
+        check_child_launch(workspace.device_error);
+        return;
+    }
+    *next.totals = LevelTotals{};  // the child sees it: written before the launch
+    partition_level_warp_counts_kernel<kThreads>
+        <<<tiles_of(totals), kThreads, sizeof(WarpCountsShared<kThreads / kWarpSize>), cudaStreamFireAndForget>>>(
+        src, dst, keys, level, next, depth + 1 < workspace.depth_limit, workspace);
+    check_child_launch(workspace.device_error);
+    level_driver_warp_counts_kernel<kThreads>
+        <<<1, 1, 0, cudaStreamTailLaunch>>>(dst, src, keys, next, level, depth + 1, workspace);
+    check_child_launch(workspace.device_error);
+}
+
+// ---------------------------------------------------------------------------------------
 // Step 6: adaptive work beyond sorting.
 // ---------------------------------------------------------------------------------------
 

@@ -12,9 +12,11 @@ that a new step, a new variant sweep or a new lab appears without a change here:
   10% (a given baseline, not a limit) is called a baseline;
 - every step whose timed variants sweep a number ("offset 7", "256 threads per block") with at
   least three values gets a sweep plot; steps of one lab that sweep the same thing share one;
-- the roofline places every step of the labs that do floating-point work, from the intensity
-  rules below (by lab and sheet section, so a new step of such a lab appears by itself); every
-  other step is listed with the reason it is left out.
+- the roofline draws the memory and FP32 roofs measured by the labs whose lab.json "roof" says
+  they supply them, and places every step of the labs that do floating-point work, from the
+  intensities of their catalogues (so a new step of such a lab appears by itself); every other
+  step is listed with the reason it is left out (a lab whose "roof" is of another kind, such as
+  the tensor cores', is left off whole).
 No label is cut short (a long one wraps), and none lies on another label, a line or a point: the
 bars' values move inside their bars where they would lie on the 100% line, the roofline's step ids
 are placed clear of each other, of the points and of the roof. tools/docs/browser-check/ measures
@@ -48,42 +50,15 @@ NOISE = 1.10  # a measured roof can be beaten by noise; beyond this it is a base
 # --- the results files ----------------------------------------------------------------------------
 
 
-@dataclass
-class LabResults:
-    name: str
-    device: str
-    roof: dict | None
-    steps: list[dict]
-
-    def step(self, step_id: str) -> dict | None:
-        return next((s for s in self.steps if str(s.get("id")) == step_id), None)
-
-    def perf(self, step_id: str) -> dict | None:
-        step = self.step(step_id)
-        perf = step.get("perf") if step else None
-        return perf if perf and perf.get("status") == "passed" else None
-
-    def variants(self, step_id: str) -> list[dict]:
-        """The step's timed variants that passed, in the order timed, the last of each label kept."""
-        step = self.step(step_id)
-        seen: dict[str, dict] = {}
-        for record in (step.get("variants") or []) if step else []:
-            if record.get("status") == "passed" and record.get("throughput") is not None:
-                seen.pop(record.get("variant", ""), None)
-                seen[record.get("variant", "")] = record
-        return list(seen.values())
-
-
-def load_results(path: Path) -> LabResults | None:
+def load_results(path: Path) -> results.Run | None:
     try:
-        run = results.load(path)
+        return results.load_run(path)
     except results.ResultsError:
         return None
-    return LabResults(name=run.lab, device=run.device, roof=run.roof, steps=run.steps)
 
 
-def load_all(data_dir: Path) -> tuple[dict[str, LabResults], dict[str, str]]:
-    labs: dict[str, LabResults] = {}
+def load_all(data_dir: Path) -> tuple[dict[str, results.Run], dict[str, str]]:
+    labs: dict[str, results.Run] = {}
     unreadable: dict[str, str] = {}
     for path in sorted(data_dir.glob("[0-9][0-9]-*.json")) if data_dir.is_dir() else []:
         lab = load_results(path)
@@ -109,11 +84,11 @@ def plain(value: float, digits: int = 4) -> str:
     return f"{value:,.{decimals}f}"
 
 
-def section_of(step: dict) -> int | None:
+def section_of(step: results.Step) -> int | None:
     """The sheet section of a step: its "section", else the number its id starts with."""
-    if isinstance(step.get("section"), int) and step["section"] > 0:
-        return step["section"]
-    match = re.match(r"\d+", str(step.get("id", "")))
+    if step.section > 0:
+        return step.section
+    match = re.match(r"\d+", step.id)
     return int(match.group(0)) if match else None
 
 
@@ -147,34 +122,39 @@ class Panel:
     bars: list[Bar] = field(default_factory=list)
 
 
-def step_roof(lab: LabResults, perf: dict) -> tuple[str | None, float, str] | None:
-    """(name or None, value, unit) of the roof a perf record was measured against."""
-    own = perf.get("roof")
-    if isinstance(own, dict) and own.get("value"):
-        return own.get("name"), float(own["value"]), own.get("unit") or perf.get("unit", "")
-    percent, throughput = perf.get("percent_of_roof"), perf.get("throughput")
+def roof_label(name: str | None) -> str | None:
+    """A roof's name as a plot shows it: what the roof is, without how it was timed (a roof timed
+    beside the steps names its spread there: "cuBLAS SGEMM FP32 (no TF32), timed beside the steps:
+    ... median", which the table prints and a plot's label has no room for)."""
+    return name.split(", timed beside the steps")[0] if name else name
+
+
+def step_roof(lab: results.Run, perf: results.Perf) -> tuple[str | None, float, str] | None:
+    """(name or None, value, unit) of the roof a perf record was measured against: the lab's roof
+    where the record's throughput and "% roof" imply it, else the value they imply."""
+    percent, throughput = perf.percent_of_roof, perf.throughput
     if not percent or not throughput or percent <= 0 or throughput <= 0:
         return None
-    value = float(throughput) * 100.0 / float(percent)
-    roof = lab.roof or {}
-    if roof.get("value") and roof.get("unit") == perf.get("unit") and abs(value / float(roof["value"]) - 1) < 0.002:
-        return roof.get("name"), float(roof["value"]), roof.get("unit", "")
-    return None, value, perf.get("unit", "")
+    value = throughput * 100.0 / percent
+    roof = lab.roof
+    if roof and roof.value and roof.unit == perf.unit and abs(value / roof.value - 1) < 0.002:
+        return roof_label(roof.name), roof.value, roof.unit
+    return None, value, perf.unit
 
 
-def steps_panels(lab: LabResults) -> tuple[list[Panel], dict[str, str]]:
+def steps_panels(lab: results.Run) -> tuple[list[Panel], dict[str, str]]:
     """The steps plot's panels (one per roof, in the order of their first step) and the steps
     left out with the reason."""
     panels: list[Panel] = []
     left_out: dict[str, str] = {}
     for step in lab.steps:
-        step_id = str(step.get("id"))
-        perf = step.get("perf")
+        step_id = step.id
+        perf = step.perf
         if step_id == "0":
             left_out[step_id] = "the CPU reference"
             continue
-        if not perf or perf.get("status") != "passed":
-            left_out[step_id] = f"not timed: {(perf or {}).get('status') or 'no timing'}"
+        if not perf or not perf.passed:
+            left_out[step_id] = f"not timed: {perf.status if perf else 'no timing'}"
             continue
         roof = step_roof(lab, perf)
         if roof is None:
@@ -186,8 +166,8 @@ def steps_panels(lab: LabResults) -> tuple[list[Panel], dict[str, str]]:
         if panel is None:
             panel = Panel(Reference(name or "", value, unit))
             panels.append(panel)
-        throughput = float(perf["throughput"])
-        panel.bars.append(Bar(step_id, step.get("name", ""), throughput, perf.get("unit", ""),
+        throughput = perf.throughput
+        panel.bars.append(Bar(step_id, step.name, throughput, perf.unit,
                               100.0 * throughput / panel.reference.value))
     for panel in panels:
         if any(bar.percent > 100 * NOISE for bar in panel.bars):
@@ -221,6 +201,9 @@ class Series:
     roof: float | None
 
 
+FAMILY_STEPS = 3  # steps sharing a knob that one sweep plot draws together (sweeps below)
+
+
 @dataclass
 class Sweep:
     lab: str
@@ -230,19 +213,19 @@ class Sweep:
     roof_name: str
 
 
-def sweeps(lab: LabResults) -> list[Sweep]:
+def sweeps(lab: results.Run) -> list[Sweep]:
     by_axis: dict[tuple[str, str], list[Series]] = {}
     roof_names: dict[tuple[str, str], str] = {}
     for step in lab.steps:
-        step_id = str(step.get("id"))
-        records = lab.variants(step_id)
+        step_id = step.id
+        records = step.passed_variants()
         points, roofs, axis, unit = [], [], None, None
         for record in records:
-            parsed = variant_axis(record.get("variant", ""))
+            parsed = variant_axis(record.variant)
             if not parsed or (axis is not None and parsed[0] != axis):
                 continue
-            axis, unit = parsed[0], record.get("unit", "")
-            points.append((parsed[1], float(record["throughput"])))
+            axis, unit = parsed[0], record.unit
+            points.append((parsed[1], record.throughput))
             roof = step_roof(lab, record)
             if roof:
                 roofs.append(roof)
@@ -251,12 +234,18 @@ def sweeps(lab: LabResults) -> list[Sweep]:
         roofs.sort(key=lambda r: r[1])
         roof = roofs[len(roofs) // 2] if roofs else None
         key = (axis, unit)
-        by_axis.setdefault(key, []).append(Series(step_id, step.get("name", ""), sorted(points),
+        by_axis.setdefault(key, []).append(Series(step_id, step.name, sorted(points),
                                                   roof[1] if roof else None))
         if roof:
             roof_names.setdefault(key, roof[0] or "the roof printed in its table")
-    return [Sweep(lab.name, axis, unit, series, roof_names.get((axis, unit), ""))
-            for (axis, unit), series in by_axis.items()]
+    # Steps that share a knob are drawn together where they form a family (three steps or more,
+    # as lab 06's block sizes); two steps with the same knob get a plot each, so that a plot's
+    # name does not change where one of them has no variants (an open step on the students' site).
+    out = []
+    for (axis, unit), series in by_axis.items():
+        groups = [series] if len(series) >= FAMILY_STEPS else [[one] for one in series]
+        out += [Sweep(lab.lab, axis, unit, group, roof_names.get((axis, unit), "")) for group in groups]
+    return out
 
 
 def slug(text: str) -> str:
@@ -335,11 +324,12 @@ def roofline_intensities(root: Path = COURSE_ROOT) -> dict[str, dict[str, float]
     return out
 
 
-# Labs whose flops run on other units than the FP32 pipes this plot's compute roof measures.
-OTHER_ROOF_LABS = {"14-tensor-cores": "its flops run on the tensor cores, whose roof (cuBLAS, FP16 in) lies far above "
-                                      "this plot's FP32 roof (see the roofline page)"}
-MEMORY_ROOF_LABS = ("01-matadd", "02-coalescing", "05-transpose", "11-stencil")
-COMPUTE_ROOF_LAB = "08-nbody"
+# The roofs this plot draws, each from the measured roof of a lab whose lab.json "roof" has that
+# kind and "roofline_roof": true (coursemodel.labs.ROOFLINE_ROOFS): kind -> (unit, default name).
+ROOFS = {"memory": ("GB/s", "memcpy"), "fp32": ("GFLOP/s", "FP32 FMA")}
+# Why the steps of a lab whose roof is of another kind are left off.
+OTHER_ROOF_KINDS = {"tensor": "its flops run on the tensor cores, whose roof lies far above this plot's FP32 roof "
+                              "(see the roofline page)"}
 
 
 @dataclass
@@ -361,41 +351,49 @@ class Roofline:
     left_out: dict[str, dict[str, str]]  # lab -> step id -> why
 
 
-def roofline(labs: dict[str, LabResults]) -> Roofline | str:
-    memory = None
-    for name in MEMORY_ROOF_LABS:
+def roofline_roof(labs: dict[str, results.Run], kind: str,
+                  root: Path = COURSE_ROOT) -> tuple[float, str, str] | str:
+    """(value, name, device) of the roofline's roof of `kind` ("memory" or "fp32"): the measured roof
+    of the first lab, in the course's order, whose lab.json "roof" is of that kind with
+    "roofline_roof": true and whose results hold a roof in the kind's unit; else what is missing."""
+    unit, default_name = ROOFS[kind]
+    suppliers = [name for name, lab in _catalogue(root).items()
+                 if lab.roof and lab.roof.kind == kind and lab.roof.roofline_roof]
+    for name in suppliers:
         lab = labs.get(name)
-        if lab and lab.roof and lab.roof.get("unit") == "GB/s" and lab.roof.get("value"):
-            memory = (float(lab.roof["value"]), lab.roof.get("name", "memcpy"), lab.device)
-            break
-    compute = None
-    lab = labs.get(COMPUTE_ROOF_LAB)
-    if lab and lab.roof and lab.roof.get("unit") == "GFLOP/s" and lab.roof.get("value"):
-        compute = (float(lab.roof["value"]), lab.roof.get("name", "FP32 FMA"))
-    if not memory or not compute:
-        missing = [what for what, have in ((f"a memory roof ({MEMORY_ROOF_LABS[0]})", memory),
-                                            (f"the FP32 roof ({COMPUTE_ROOF_LAB})", compute)) if not have]
-        return "the roofline needs " + " and ".join(missing)
+        if lab and lab.roof and lab.roof.unit == unit and lab.roof.value:
+            return lab.roof.value, roof_label(lab.roof.name) or default_name, lab.device
+    where = ", ".join(suppliers) or f'no lab.json has "roof": {{"kind": "{kind}", "roofline_roof": true}}'
+    return f"{'a memory' if kind == 'memory' else 'the FP32'} roof ({where})"
+
+
+def roofline(labs: dict[str, results.Run], root: Path = COURSE_ROOT) -> Roofline | str:
+    memory = roofline_roof(labs, "memory", root)
+    compute = roofline_roof(labs, "fp32", root)
+    if isinstance(memory, str) or isinstance(compute, str):
+        return "the roofline needs " + " and ".join(what for what in (memory, compute) if isinstance(what, str))
     points: list[Point] = []
     left_out: dict[str, dict[str, str]] = {}
-    intensities = roofline_intensities()
+    intensities = roofline_intensities(root)
+    catalogue = _catalogue(root)
     for name, lab in labs.items():
         rules = intensities.get(name)
+        kind = catalogue[name].roof.kind if name in catalogue and catalogue[name].roof else None
         for step in lab.steps:
-            step_id = str(step.get("id"))
+            step_id = step.id
             why = None
-            perf = step.get("perf") or {}
+            perf = step.perf or results.Perf("")
             intensity = None
-            if name in OTHER_ROOF_LABS:
-                why = OTHER_ROOF_LABS[name]
+            if kind and kind not in ROOFS:
+                why = OTHER_ROOF_KINDS.get(kind, f"its lab's roof ({kind}) is neither of this plot's roofs")
             elif rules is None:
                 why = "its lab does no floating-point work worth the name (see the roofline page)"
             elif step_id == "0":
                 why = "the CPU reference"
-            elif perf.get("status") != "passed" or not perf.get("throughput"):
-                why = f"not timed: {perf.get('status') or 'no timing'}"
-            elif perf.get("unit") not in ("GB/s", "GFLOP/s"):
-                why = f"its unit, {perf.get('unit')}, counts no flops"
+            elif not perf.passed or not perf.throughput:
+                why = f"not timed: {perf.status or 'no timing'}"
+            elif perf.unit not in ("GB/s", "GFLOP/s"):
+                why = f"its unit, {perf.unit}, counts no flops"
             else:
                 intensity = rules.get(step_id)
                 if intensity is None:
@@ -403,10 +401,10 @@ def roofline(labs: dict[str, LabResults]) -> Roofline | str:
             if why:
                 left_out.setdefault(name, {})[step_id] = why
                 continue
-            value = float(perf["throughput"])
-            points.append(Point(name, step_id, intensity, value * intensity if perf["unit"] == "GB/s" else value))
+            value = perf.throughput
+            points.append(Point(name, step_id, intensity, value * intensity if perf.unit == "GB/s" else value))
     bandwidth, memory_name, device = memory
-    peak, peak_name = compute
+    peak, peak_name, _ = compute
     return Roofline(bandwidth, memory_name, peak, peak_name, device, points, left_out)
 
 
@@ -492,20 +490,20 @@ def _contrast(colour: str, alpha: float = 1.0) -> str:
     return "#ffffff" if 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.05 else "#000000"
 
 
-def steps_title(lab: LabResults, panels: list[Panel]) -> str:
+def steps_title(lab: results.Run, panels: list[Panel]) -> str:
     """The steps plot's title: the one roof by its name, or "its own roof" where the steps use several."""
     if len(panels) > 1:
-        return f"{lab.name}: each step against its own roof"
+        return f"{lab.lab}: each step against its own roof"
     reference = panels[0].reference
     if reference.name.startswith("the one printed"):  # no name: the value its table printed
-        return f"{lab.name}: each step against the {reference.kind} printed in its table"
-    return f"{lab.name}: each step against {'the baseline ' if reference.kind == 'baseline' else ''}{reference.name}"
+        return f"{lab.lab}: each step against the {reference.kind} printed in its table"
+    return f"{lab.lab}: each step against {'the baseline ' if reference.kind == 'baseline' else ''}{reference.name}"
 
 
-def steps_alt(lab: LabResults, panels: list[Panel]) -> str:
+def steps_alt(lab: results.Run, panels: list[Panel]) -> str:
     if len(panels) > 1:
-        return f"Each step of lab {lab.name} as a percentage of its own roof"
-    return f"Each step of lab {lab.name} as a percentage of its {panels[0].reference.kind}, {panels[0].reference.name}"
+        return f"Each step of lab {lab.lab} as a percentage of its own roof"
+    return f"Each step of lab {lab.lab} as a percentage of its {panels[0].reference.kind}, {panels[0].reference.name}"
 
 
 BAR_LABEL_GAP = 4  # points between a bar's end and its value label
@@ -531,10 +529,10 @@ def _bar_label(ax, renderer, bar: Bar, y: float, colour: str, alpha: float) -> N
         ax.annotate(text, (100.0, y), xytext=(BAR_LABEL_GAP, 0), ha="left", **style)
 
 
-def draw_steps(lab: LabResults) -> Plot | str:
+def draw_steps(lab: results.Run) -> Plot | str:
     panels, left_out = steps_panels(lab)
     if not panels:
-        return f"no timed step passed in {lab.name}'s results"
+        return f"no timed step passed in {lab.lab}'s results"
     with _style():
         rows = sum(len(p.bars) for p in panels)
         figure = _figure(8.0, 1.2 + 0.4 * rows + 0.75 * len(panels))
@@ -567,18 +565,18 @@ def draw_steps(lab: LabResults) -> Plot | str:
                     color="#555555")
         svg = _svg(figure)
     several = len(panels) > 1
-    caption = (f"Every timed step of lab {lab.name} that passed, as a share of the roof its table printed "
+    caption = (f"Every timed step of lab {lab.lab} that passed, as a share of the roof its table printed "
                f"(measured in the same run on the {short_device(lab.device)}; the table's \"% roof\" column)"
                + (": its steps use different roofs, so each panel has its own." if several else "."))
     if any(p.reference.kind == "baseline" for p in panels):
         caption += " A baseline is a given version the steps are meant to beat, not a limit."
     data = {"panels": [{"reference": vars(p.reference), "bars": [vars(b) for b in p.bars]} for p in panels],
             "left_out": left_out}
-    return Plot(f"plots/{lab.name}-steps", steps_alt(lab, panels), caption, svg, data)
+    return Plot(f"plots/{lab.lab}-steps", steps_alt(lab, panels), caption, svg, data)
 
 
-def draw_sweep(lab: LabResults, sweep: Sweep) -> Plot:
-    model = sweep_model(lab.name, sweep.series[0].step_id) if len(sweep.series) == 1 else None
+def draw_sweep(lab: results.Run, sweep: Sweep) -> Plot:
+    model = sweep_model(lab.lab, sweep.series[0].step_id) if len(sweep.series) == 1 else None
     xs = sorted({x for s in sweep.series for x, _ in s.points})
     ys = [y for s in sweep.series for _, y in s.points]
     roofs = sorted({s.roof for s in sweep.series if s.roof})
@@ -627,21 +625,21 @@ def draw_sweep(lab: LabResults, sweep: Sweep) -> Plot:
         else:
             ax.legend(loc="best", fontsize=8)
         first = sweep.series[0]
-        title = (f"{lab.name}, step {first.step_id}: {sweep.unit} against {sweep.axis}"
-                 if len(sweep.series) == 1 else f"{lab.name}: {sweep.unit} of each step against {sweep.axis}")
+        title = (f"{lab.lab}, step {first.step_id}: {sweep.unit} against {sweep.axis}"
+                 if len(sweep.series) == 1 else f"{lab.lab}: {sweep.unit} of each step against {sweep.axis}")
         figure.suptitle(title, x=0.02, ha="left", fontsize=10.5, fontweight="bold")
         measured = f"measured on the {short_device(lab.device)}"
         figure.text(0.02, 0.905, f"{first.name}, {measured}" if len(sweep.series) == 1 else measured, fontsize=8.5,
                     color="#555555")
         svg = _svg(figure)
     steps = ", ".join(s.step_id for s in sweep.series)
-    caption = (f"The timed variants of step{'s' if len(sweep.series) > 1 else ''} {steps} of lab {lab.name}: "
+    caption = (f"The timed variants of step{'s' if len(sweep.series) > 1 else ''} {steps} of lab {lab.lab}: "
                f"{sweep.unit} against {sweep.axis}, with the roof measured in the same run.")
     if model:
         caption += model[2]
     data = {"axis": sweep.axis, "unit": sweep.unit,
             "series": [{"step": s.step_id, "points": s.points, "roof": s.roof} for s in sweep.series]}
-    return Plot(sweep_name(sweep), f"{sweep.unit} of lab {lab.name}, step {steps}, against {sweep.axis}", caption,
+    return Plot(sweep_name(sweep), f"{sweep.unit} of lab {lab.lab}, step {steps}, against {sweep.axis}", caption,
                 svg, data)
 
 
@@ -783,7 +781,7 @@ def _place_labels(ax, renderer, points: list[Point], labs: list[str],
                                 "shrinkB": 3} if leader else None)
 
 
-def draw_roofline(labs: dict[str, LabResults]) -> Plot | str:
+def draw_roofline(labs: dict[str, results.Run]) -> Plot | str:
     result = roofline(labs)
     if isinstance(result, str):
         return result

@@ -98,30 +98,30 @@ def check(name: str, results_paths: list[Path]) -> int:
     """The fixture's verdict in the results of its runs (the correctness suite's, then the suite that
     must reject it): each step's correctness from the first run that has it, its perf from the last."""
     fixture = FIXTURES[name]
-    steps: dict[str, dict] = {}
+    steps: dict[str, dict[str, results.Verdict | results.Perf | None]] = {}  # id -> its records
     for path in results_paths:
         try:
-            run = results.load(path)
+            run = results.load_run(path)
         except results.ResultsError as error:
             print(f"FAIL {name}: no usable results file ({error})")
             return 1
         for step in run.steps:
-            merged = steps.setdefault(step["id"], dict(step))
-            merged["correctness"] = merged["correctness"] or step["correctness"]
-            merged["perf"] = step["perf"] or merged["perf"]
+            merged = steps.setdefault(step.id, {"correctness": step.correctness, "perf": step.perf})
+            merged["correctness"] = merged["correctness"] or step.correctness
+            merged["perf"] = step.perf or merged["perf"]
     step = steps.get(fixture["step"])
     record = step.get(fixture["record"]) if step else None
     if record is None:
         print(f"FAIL {name}: step {fixture['step']} has no {fixture['record']} verdict")
         return 1
-    status, message = record.get("status"), record.get("message", "")
+    status, message = record.status, record.message
     ok = status in fixture["status"] and any(text in message for text in fixture["says"])
     also = fixture.get("also")
     if ok and also:
         other = step.get(also[0])
-        if other is not None and other.get("status") != also[1]:
+        if other is not None and other.status != also[1]:
             ok = False
-            message += f" [but its {also[0]} verdict is {other.get('status')}, expected {also[1]}]"
+            message += f" [but its {also[0]} verdict is {other.status}, expected {also[1]}]"
     print(f"{'PASS' if ok else 'FAIL'} {name}: step {fixture['step']} {fixture['record']} {status}: {message}")
     return 0 if ok else 1
 

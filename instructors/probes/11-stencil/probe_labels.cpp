@@ -13,6 +13,7 @@
 // Usage: probe_labels [--seed=N]   (the image is the harness's for that seed; a few seconds on an
 // H100; exit 0 when every check passed)
 #include "probe_labels.hpp"
+#include "probe_table.hpp"
 
 #include "label_images.hpp"
 
@@ -26,8 +27,6 @@
 #include <fmt/format.h>
 
 #include <cstddef>
-#include <cstdio>
-#include <exception>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,7 +63,7 @@ int run() {
             scratch.poison();
             flags.poison();
         };
-        try {
+        stencil::probe_table::table_row(failures, fmt::format("{:<52}", v.name), [&] {
             const double ms = cl::median_ms(launch, {}, poison);
             std::string verdict = "part";
             if (v.complete) {
@@ -76,14 +75,9 @@ int run() {
             }
             fmt::print("{:<52} {:>7} {:>10.4f} {:>10.2f}  {}\n", v.name, passes, ms,
                        static_cast<double>(image.count()) / (ms * 1e-3) / 1e9, verdict);
-        } catch (const std::exception& error) {
-            ++failures;
-            fmt::print("{:<52}  ERROR: {}\n", v.name, error.what());
-        }
-        std::fflush(stdout);
+        });
     }
-    fmt::print("\n{} of the rows failed\n", failures);
-    return failures == 0 ? 0 : 1;
+    return stencil::probe_table::rows_failed(failures);
 }
 
 }  // namespace

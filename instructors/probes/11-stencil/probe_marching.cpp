@@ -21,9 +21,8 @@
 //
 // Usage: probe_marching   (no options; about 5 s on an H100; exit 0 when every check passed)
 #include "probe_marching.hpp"
+#include "probe_table.hpp"
 
-#include "buffers.hpp"
-#include "cuda_check.hpp"
 #include "device_info.hpp"
 #include "harness.hpp"
 #include "occupancy.hpp"
@@ -32,27 +31,14 @@
 
 #include <fmt/format.h>
 
-#include <cstddef>
-#include <cstdio>
 #include <exception>
-#include <span>
 #include <string>
-#include <vector>
 
 namespace {
 
 using stencil::probe::Config;
 using stencil::probe::kExtent;
-
-// The harness's rounding bound (test_stencil.cpp): 2 (1 + 6R + 2) 2^-24 x sum |c_k in_k|.
-double rounding_for(int radius) { return 2.0 * (1 + 6 * radius + 2) * 0x1p-24; }
-
-std::vector<float> coefficients_for(int radius) {
-    std::vector<float> c(static_cast<std::size_t>(stencil::coefficient_count(radius)));
-    c[stencil::kCentre] = 0.4F;
-    for (std::size_t k = 1; k < c.size(); ++k) c[k] = 0.01F + 0.007F * static_cast<float>(k);
-    return c;
-}
+using stencil::probe_table::rounding_for;
 
 std::string shape_cells(const Config& c) {
     if (c.rows == 0) return fmt::format("{:>7} {:>6} {:>4} {:>5} {:>5}", "", "", "", "", "");
@@ -85,21 +71,8 @@ std::string grid_cells(const Config& c) {
 
 int run() {
     const cl::DeviceInfo& device = cl::current_device();
-    const cl::Roof roof = cl::memcpy_roof();  // before the grids take 1 GiB
-    cl::DeviceBuffer<float> in(kExtent.count(), "in");
-    cl::DeviceBuffer<float> out(kExtent.count(), "out");
-    cl::DeviceBuffer<unsigned long long> counters(3, "check counters");
-    stencil::fill_uniform(in.data(), kExtent.count(), 0x5EEDULL, -1.0F, 1.0F);
-    const std::vector<float> star_host = coefficients_for(stencil::kStarRadius);
-    const std::vector<float> high_host = coefficients_for(stencil::kHighOrderRadius);
-    const cl::DeviceBuffer<float> star_coefficients(std::span<const float>(star_host), "coefficients, radius 1");
-    const cl::DeviceBuffer<float> high_coefficients(std::span<const float>(high_host), "coefficients, radius 4");
-    CUDA_CHECK_SYNC();
-
-    const double bytes = 2.0 * static_cast<double>(kExtent.count()) * sizeof(float);
-    fmt::print("probe_marching on {}\n", device.summary());
-    fmt::print("{} x {} x {} floats, {:.0f} MiB read + written per run | roof: {} {:.1f} GB/s\n", kExtent.nx,
-               kExtent.ny, kExtent.nz, bytes / (1 << 20), roof.name, roof.value);
+    stencil::probe_table::PerfGrid grid(kExtent);
+    grid.print_heading("probe_marching", device);
     fmt::print("median of 15 runs, L2 flushed and output poisoned before each; check: every point against double\n");
     const std::string header =
         fmt::format("{:<44} {:>7} {:>6} {:>4} {:>5} {:>5} {:>4} {:>5} {:>6} {:>4} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}  {}",
@@ -108,40 +81,33 @@ int run() {
     int failures = 0;
     int last_radius = 0;
     for (const Config& c : stencil::probe::configurations()) {
-        if (c.radius != last_radius) {
-            fmt::print("\n{}-point stencil\n{}\n", 1 + 6 * c.radius, header);
-            last_radius = c.radius;
-        }
+        stencil::probe_table::print_table_on_new_radius(last_radius, c.radius, header);
         const std::string cells = fmt::format("{:<44} {} {} {}", c.kernel, shape_cells(c), resource_cells(c), grid_cells(c));
-        const float* coefficients =
-            c.radius == stencil::kStarRadius ? star_coefficients.data() : high_coefficients.data();
+        const float* coefficients = grid.coefficients(c.radius);
         const auto launch = [&] {
             if (c.step != nullptr) {
-                c.step->launch(in.data(), out.data(), kExtent, coefficients);
+                c.step->launch(grid.in.data(), grid.out.data(), kExtent, coefficients);
             } else {
-                c.launch(in.data(), out.data(), coefficients, c.slab);
+                c.launch(grid.in.data(), grid.out.data(), coefficients, c.slab);
             }
         };
-        try {
-            const double ms = cl::median_ms(launch, {}, [&] { out.poison(); });
-            const stencil::DeviceCheck check = stencil::check_on_device(
-                in.data(), out.data(), kExtent, coefficients, c.radius, rounding_for(c.radius), counters.data());
-            const double gbps = cl::gigabytes_per_second(bytes, ms);
+        stencil::probe_table::table_row(failures, cells, [&] {
+            const double ms = cl::median_ms(launch, {}, [&] { grid.out.poison(); });
+            const stencil::DeviceCheck check =
+                stencil::check_on_device(grid.in.data(), grid.out.data(), kExtent, coefficients, c.radius,
+                                         rounding_for(c.radius), grid.counters.data());
+            const double gbps = cl::gigabytes_per_second(grid.bytes, ms);
             std::string verdict = "ok";
             if (check.mismatches != 0) {
                 ++failures;
                 verdict = fmt::format("WRONG: {} points ({} never written), the first at index {}", check.mismatches,
                                       check.unwritten, check.first_index);
             }
-            fmt::print("{} {:>8.4f} {:>7.1f} {:>5.1f}%  {}\n", cells, ms, gbps, 100.0 * gbps / roof.value, verdict);
-        } catch (const std::exception& error) {
-            ++failures;
-            fmt::print("{}  ERROR: {}\n", cells, error.what());
-        }
-        std::fflush(stdout);
+            fmt::print("{} {:>8.4f} {:>7.1f} {:>5.1f}%  {}\n", cells, ms, gbps, 100.0 * gbps / grid.roof.value,
+                       verdict);
+        });
     }
-    fmt::print("\n{} of the rows failed\n", failures);
-    return failures == 0 ? 0 : 1;
+    return stencil::probe_table::rows_failed(failures);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // solutions/11-stencil/stencil.cu to reference_stencil.cuh).
 #include "reference_stencil.cuh"
 
+#include "probe_configs.cuh"
 #include "probe_marching.hpp"
 
 #include "cuda_check.hpp"
@@ -14,12 +15,13 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace stencil {
 namespace {
+
+using probe_configs::local_bytes_of;
 
 // The lab's first marching kernel, kept here as the baseline of the comparison: 32 x 32 tiles,
 // 4 rows per thread, the z-neighbours in three named registers that move down one plane after
@@ -122,13 +124,6 @@ void launch_staged_shape(const float* in, float* out, const float* coefficients,
     CUDA_CHECK_LAUNCH();
 }
 
-template <class Kernel>
-int local_bytes_of(Kernel kernel) {
-    cudaFuncAttributes attributes{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    return static_cast<int>(attributes.localSizeBytes);
-}
-
 // kKernel for Tile as a row of the table; slab 0: the launchers' choice of planes per block.
 template <class Tile, auto kKernel>
 Config marching(std::string name, int slab, int ahead, int queue) {
@@ -213,20 +208,14 @@ Config legacy() {
 
 // A step as the lab launches it (its own launcher and slab choice).
 Config lab_step(const char* id) {
-    for (const Step& step : kSteps) {
-        if (std::string(step.id) != id) continue;
-        Config c;
-        c.kernel = std::string("lab step ") + step.id + ": " + step.name;
-        c.radius = step.radius;
-        c.step = &step;
-        c.resources = step.resources;
-        if (step.slab_planes != nullptr) {
-            c.slab = step.slab_planes(kExtent);
-            c.chosen_slab = true;
-        }
-        return c;
+    const Step& step = probe_configs::lab_step_named(id, "probe_marching");
+    auto c = probe_configs::lab_step_row<Config>(step);
+    c.step = &step;
+    if (step.slab_planes != nullptr) {
+        c.slab = step.slab_planes(kExtent);
+        c.chosen_slab = true;
     }
-    throw std::logic_error(std::string("probe_marching: the lab has no step ") + id);
+    return c;
 }
 
 }  // namespace

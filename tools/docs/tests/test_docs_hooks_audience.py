@@ -133,7 +133,7 @@ class HookStudentsSiteTest(unittest.TestCase):
         self.assertEqual(sorted(served), ["data/h100/99-x.json", "figures/shown.svg", "grading-for-students.md",
                                           "index.md", "labs/99-x.md"])
         results = json.loads(served["data/h100/99-x.json"])
-        self.assertEqual(results["steps"], [{"id": "2", "name": "open: a sum at the roof", "variants": []}])
+        self.assertEqual(results["steps"], [{"id": "2", "name": "open: a sum at the roof", "design": "", "variants": []}])
 
     def test_the_instructors_site_keeps_it_all(self):
         served = self.files({"COURSE_DOCS_AUDIENCE": "instructors"})

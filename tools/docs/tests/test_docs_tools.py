@@ -23,7 +23,10 @@ DATA = ROOT / "docs" / "data" / "h100"
 
 
 def results(lab, steps, roof=None):
-    return plots.LabResults(name=lab, device=DEVICE, roof=roof or ROOF, steps=steps)
+    """A run of `lab` as the model reads it from its results file."""
+    from coursemodel import results as course_results
+    return course_results.parse_run(json.dumps({"schema": course_results.SCHEMA, "lab": lab, "seed": 7,
+                                                "device": DEVICE, "roof": roof or ROOF, "steps": steps}))
 
 
 def timed(step_id, throughput, percent, unit="GB/s", section=None, status="passed", name=None):
@@ -101,13 +104,13 @@ class PlotDataTest(unittest.TestCase):
         panels, left_out = plots.steps_panels(lab)
         drawn = {bar.step_id for panel in panels for bar in panel.bars}
         for step in lab.steps:
-            self.assertTrue(step["id"] in drawn or step["id"] in left_out, f"{lab.name} step {step['id']}")
+            self.assertTrue(step.id in drawn or step.id in left_out, f"{lab.lab} step {step.id}")
         for panel in panels:
             for bar in panel.bars:
-                where = f"{lab.name} step {bar.step_id} under '{panel.reference.title()}'"
+                where = f"{lab.lab} step {bar.step_id} under '{panel.reference.title()}'"
                 self.assertEqual(bar.unit, panel.reference.unit, where)
                 self.assertAlmostEqual(bar.percent, 100 * bar.throughput / panel.reference.value, delta=0.01)
-                percent = next(s["perf"]["percent_of_roof"] for s in lab.steps if s["id"] == bar.step_id)
+                percent = lab.step(bar.step_id).perf.percent_of_roof
                 self.assertAlmostEqual(bar.percent / percent, 1.0, delta=0.003, msg=f"{where}: the table says {percent}%")
                 if panel.reference.kind == "roof":  # a measured roof, beaten by its noise at most
                     self.assertLessEqual(bar.percent, 100 * plots.NOISE, where)
@@ -123,12 +126,12 @@ class PlotDataTest(unittest.TestCase):
         points = {(p.lab, p.step_id) for p in line.points}
         for name, lab in labs.items():
             for step in lab.steps:
-                step_id = step["id"]
+                step_id = step.id
                 self.assertTrue((name, step_id) in points or step_id in line.left_out.get(name, {}),
                                 f"{name} step {step_id} neither drawn nor left out with a reason")
-                perf = step.get("perf") or {}
+                perf = step.timed()
                 flops = plots.roofline_intensities().get(name, {}).get(step_id)
-                if flops and step_id != "0" and perf.get("status") == "passed" and perf.get("unit") in ("GB/s", "GFLOP/s"):
+                if flops and step_id != "0" and perf and perf.unit in ("GB/s", "GFLOP/s"):
                     self.assertIn((name, step_id), points, f"{name} step {step_id} missing from the roofline")
         if "11-stencil" in labs:
             self.assertTrue({("11-stencil", "5a"), ("11-stencil", "5b")} <= points)
@@ -188,6 +191,58 @@ class PlotDataTest(unittest.TestCase):
         self.assertIn(("08-nbody", "6"), drawn)
         self.assertIn("Mpixel/s", line.left_out["11-stencil"]["6"])
 
+    @staticmethod
+    def made_up_course(roofs):
+        """A course root whose labs' lab.json give `roofs` (lab -> "roof" or None), each with one
+        step that does floating-point work."""
+        root = Path(tempfile.mkdtemp())
+        for name, roof in roofs.items():
+            folder = root / "labs" / name
+            folder.mkdir(parents=True)
+            (folder / "meson.build").write_text("")
+            data = {"name": name, "title": "made up", "student_files": ["k.cu"], "harness": "test_k",
+                    "steps": [{"id": "1", "name": "step one", "section": 1, "open": True,
+                               "roofline": {"flops": 2, "bytes": 8, "per": "element"}}]}
+            if roof is not None:
+                data["roof"] = roof
+            (folder / "lab.json").write_text(json.dumps(data))
+        return root
+
+    def test_the_roofs_come_from_the_labs_that_lab_json_names(self):
+        root = self.made_up_course({
+            "01-copy": {"kind": "memory", "roofline_roof": True},
+            "02-sum": None,  # a GB/s roof, but lab.json names it no roofline roof
+            "03-fma": {"kind": "fp32", "roofline_roof": True},
+            "04-mma": {"kind": "tensor", "roofline_roof": False}})
+        memory = {"name": "memcpy D2D", "value": 3000.0, "unit": "GB/s"}
+        runs = {"02-sum": results("02-sum", [timed("1", 1000.0, 50.0)], roof={**memory, "value": 2000.0}),
+                "03-fma": results("03-fma", [timed("1", 30000.0, 50.0, "GFLOP/s")],
+                                  roof={"name": "FMA", "value": 60000.0, "unit": "GFLOP/s"}),
+                "04-mma": results("04-mma", [timed("1", 300000.0, 50.0, "GFLOP/s")],
+                                  roof={"name": "MMA", "value": 600000.0, "unit": "GFLOP/s"})}
+        self.assertEqual(plots.roofline(runs, root), "the roofline needs a memory roof (01-copy)")
+        runs["01-copy"] = results("01-copy", [timed("1", 2000.0, 66.7)], roof=memory)
+        line = plots.roofline(runs, root)
+        self.assertEqual((line.bandwidth, line.peak), (3000.0, 60000.0))
+        self.assertEqual({(p.lab, p.step_id) for p in line.points}, {("01-copy", "1"), ("02-sum", "1"), ("03-fma", "1")})
+        self.assertIn("tensor cores", line.left_out["04-mma"]["1"])
+        no_fp32 = self.made_up_course({"01-copy": {"kind": "memory", "roofline_roof": True}})
+        self.assertEqual(plots.roofline(runs, no_fp32), 'the roofline needs the FP32 roof (no lab.json has "roof": '
+                                                        '{"kind": "fp32", "roofline_roof": true})')
+
+    def test_the_plot_draws_the_roofs_the_model_names(self):
+        from coursemodel import labs as course_labs
+        self.assertEqual(set(plots.ROOFS), set(course_labs.ROOFLINE_ROOFS))
+        self.assertLessEqual(set(plots.OTHER_ROOF_KINDS), set(course_labs.ROOF_KINDS) - set(plots.ROOFS))
+
+    def test_a_plot_names_a_roof_without_how_it_was_timed(self):
+        self.assertEqual(plots.roof_label("cuBLAS SGEMM FP32 (no TF32), timed beside the steps: 50818.4-52002.9 over "
+                                          "90 runs, median"), "cuBLAS SGEMM FP32 (no TF32)")
+        self.assertEqual(plots.roof_label("memcpy D2D (theoretical 3352)"), "memcpy D2D (theoretical 3352)")
+        run = results("04-matmul-tiled", [timed("6", 45000.0, 90.0, "GFLOP/s")],
+                      {"name": "cuBLAS, timed beside the steps: 1-2", "value": 50000.0, "unit": "GFLOP/s", "ceiling": 0})
+        self.assertEqual(plots.step_roof(run, run.steps[0].perf)[0], "cuBLAS")
+
     def test_sweeps_come_from_the_variants(self):
         step = timed("4", 30000.0, 46.0, "GFLOP/s")
         step["variants"] = [dict(step["perf"], variant=f"unroll = {u}", throughput=20000.0 + u) for u in (1, 2, 4, 8)]
@@ -195,9 +250,18 @@ class PlotDataTest(unittest.TestCase):
         step2["variants"] = [dict(step2["perf"], variant=f"{n} threads per block") for n in (64, 128, 256)]
         step3 = timed("2", 700.0, 23.0)
         step3["variants"] = [dict(step3["perf"], variant=f"{n} threads per block") for n in (64, 128, 256)]
-        found = plots.sweeps(results("08-nbody", [step, step2, step3]))
+        step5 = timed("3", 800.0, 26.0)
+        step5["variants"] = [dict(step5["perf"], variant=f"{n} threads per block") for n in (64, 128, 256)]
+        found = plots.sweeps(results("08-nbody", [step, step2, step3, step5]))
         self.assertEqual(sorted(plots.sweep_name(s) for s in found),
                          ["plots/08-nbody-step-4-unroll", "plots/08-nbody-threads-per-block"])
+        # Two steps with the same knob: a plot each, named by its step, whether or not the other
+        # has variants (the students' site drops an open step's), so a chapter's marker holds.
+        found = plots.sweeps(results("08-nbody", [step2, step3]))
+        self.assertEqual(sorted(plots.sweep_name(s) for s in found),
+                         ["plots/08-nbody-step-1-threads-per-block", "plots/08-nbody-step-2-threads-per-block"])
+        self.assertEqual([plots.sweep_name(s) for s in plots.sweeps(results("08-nbody", [step3]))],
+                         ["plots/08-nbody-step-2-threads-per-block"])
         self.assertEqual(plots.plain(51664.4), "51,664")
         self.assertEqual(plots.plain(0.0833), "0.08330")
 
@@ -234,31 +298,84 @@ class FillTablesTest(unittest.TestCase):
     H200 = "NVIDIA H200 (sm_90, 132 SMs, 60 MiB L2)"
 
     @staticmethod
-    def log(gpu, figure):
-        return f"01-matadd on {gpu} | seed 7\n[doctest] run\nstep 4  {figure}\n"
+    def a_run(gpu, throughput, tables=True):
+        """A run of 01-matadd whose step 4 ran at `throughput` GB/s of a 100 GB/s roof."""
+        from coursemodel import results
+        roof = results.Roof("memcpy D2D", 100.0, "GB/s", 120.0)
+        perf = results.Perf("passed", "", 0.5, throughput, "GB/s", throughput, "")
+        step = results.Step("4", "open: copy", 4, "float4", results.Verdict("passed"), perf)
+        table = results.Table(f"01-matadd on {gpu}", "8 x 8 float", roof, "GB/s", ("case",),
+                              (results.TableRow("0", "CPU reference", "", "passed", 9.0, 1.5, ("host",)),
+                               results.TableRow("4", "open: copy", "float4", "passed", 0.5, throughput, ("float4",))))
+        return {"01-matadd": results.Run("01-matadd", 7, gpu, "", "8 x 8 float", roof, (step,),
+                                         (table,) if tables else ())}
 
     @staticmethod
     def page(gpu, figure, times="solution 01-matadd                exit 0      1.0 s"):
         return f"# x\n\n```\n{times}\n```\n\n```\n01-matadd on {gpu} | seed 7\nstep 4  {figure}\n```\n"
 
-    def fill(self, log, page):
+    def fill(self, runs, page):
         import fill_tables
         times = fill_tables.harness_times("solution 01-matadd                exit 0      9.9 s\n")
-        return fill_tables.fill(page, fill_tables.lab_outputs(log), times)
+        return fill_tables.fill(page, runs, times)
 
     def test_a_run_fills_the_blocks_of_its_own_gpu_and_the_times_beside_them(self):
-        new, replaced = self.fill(self.log(self.H200, "91.0%"), self.page(self.H200, "90.0%"))
+        new, replaced = self.fill(self.a_run(self.H200, 91.0), self.page(self.H200, "90.0%"))
         self.assertEqual(replaced, ["harness times", "01-matadd"])
-        self.assertIn("step 4  91.0%", new)
         self.assertIn("9.9 s", new)
-        self.assertNotIn("[doctest]", new)
+        self.assertNotIn("90.0%", new)
+        block = new.split("```")[3].strip("\n").split("\n")
+        self.assertEqual(block[:3], [f"01-matadd on {self.H200} | seed 7", "", f"01-matadd on {self.H200}"])
+        self.assertEqual(block[3], "problem: 8 x 8 float | roof: memcpy D2D 100.0 GB/s")
+        # Every recorded row, the lab's own column, "% roof" and "vs prev" as the harness prints them.
+        self.assertRegex(block[6], r"^0 +CPU reference +9 ms +1\.5 +1\.5% +host$")
+        self.assertRegex(block[7], r"^4 +open: copy \(design: float4\) +0\.5 ms +91\.0 +91\.0% +60\.67x +float4$")
+
+    def test_a_file_without_tables_gives_one_table_of_its_timed_steps(self):
+        new, _ = self.fill(self.a_run(self.H200, 91.0, tables=False), self.page(self.H200, "90.0%"))
+        rows = [line for line in new.split("```")[3].split("\n") if line.split(" ")[0].isdigit()]
+        self.assertEqual(len(rows), 1)
+        self.assertRegex(rows[0], r"^4 +open: copy \(design: float4\) +0\.5 ms +91\.0 +91\.0% *$")
 
     def test_another_gpus_page_is_left_as_it_is(self):
         page = self.page(self.H100, "97.8%")
-        new, replaced = self.fill(self.log(self.H200, "91.0%"), page)
+        new, replaced = self.fill(self.a_run(self.H200, 91.0), page)
         self.assertEqual((new, replaced), (page, []))
         page = self.page(self.H200, "91.0%")
-        self.assertEqual(self.fill(self.log(self.H100, "97.8%"), page), (page, []))
+        self.assertEqual(self.fill(self.a_run(self.H100, 97.8), page), (page, []))
+
+    def test_a_file_without_tables_is_left_out_unless_asked_for(self):
+        import fill_tables
+        folder = Path(tempfile.mkdtemp())
+        page = folder / "page.md"
+        page.write_text(self.page(self.H100, "97.8%"))
+        (folder / "01-matadd.json").write_text(json.dumps(
+            {"schema": "cuda-labs-results/1", "lab": "01-matadd", "seed": 7, "device": self.H100, "roof": ROOF,
+             "steps": [timed("4", 2000.0, 69.0)]}))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as why:
+            self.assertEqual(fill_tables.main([str(folder), str(page)]), 2)
+        self.assertIn("left out, their files record no tables", why.getvalue())
+        self.assertIn("97.8%", page.read_text())
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(fill_tables.main([str(folder), "--from-steps", str(page)]), 0)
+        self.assertIn("69.0%", page.read_text())
+
+    def test_results_are_read_from_the_tar_of_a_verification_run(self):
+        import fill_tables
+        import tarfile
+        folder = Path(tempfile.mkdtemp())
+        data = json.dumps({"schema": "cuda-labs-results/1", "lab": "01-matadd", "seed": 7, "device": self.H100,
+                           "steps": [], "tables": []}).encode()
+        with tarfile.open(folder / "results.tar", "w") as archive:
+            for name, raw in (("results/01-matadd.json", data), ("results/02-coalescing.json", b"{"),
+                              ("results/03-matmul-naive.json", data)):
+                info = tarfile.TarInfo(name)
+                info.size = len(raw)
+                archive.addfile(info, io.BytesIO(raw))
+        runs, bad = fill_tables.load_runs(folder / "results.tar")
+        self.assertEqual(list(runs), ["01-matadd"])
+        self.assertIn("not valid JSON", bad["02-coalescing"])
+        self.assertIn("holds the results of 01-matadd", bad["03-matmul-naive"])
 
     def test_each_data_folder_holds_its_own_gpus_results(self):
         for folder, name in (("h100", "H100"), ("h200", "H200")):
