@@ -140,9 +140,11 @@ class Reference:
 
     def _run(self, lab: Lab, exe: Path, suite: str, work: Path, timeout: float, name: str, seed: int | None = None,
              **kw):
+        # The log is named by the run's own folder too: workers of --gpus share the reference's folder
+        # and may run the same lab's reference at the same moment (one log each, never one file).
         seed = seed if seed is not None else Seeds().for_run("reference", lab.name, "")
         return runner.run_harness(self.sandbox, exe, lab, seed, suite, work, timeout, [self.build_dir(lab)],
-                                  trusted=True, log_path=self.directory / lab.name / f"{name}.log", **kw)
+                                  trusted=True, log_path=self.directory / lab.name / f"{work.name}-{name}.log", **kw)
 
     def _make(self, lab: Lab) -> ReferenceLab:
         if not self.course.has_solutions(lab):

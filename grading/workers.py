@@ -75,16 +75,31 @@ def claimed(items, out: Path):
         yield item.id, item.path, Path(out) / item.id, submission_ids.note_for(item.path, item.id)
 
 
+def gpu_name(gpu: str) -> str:
+    """The name nvidia-smi gives the GPU `gpu` (an index or UUID; '' for the first this process
+    sees); '' where nvidia-smi cannot say."""
+    try:
+        query = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", gpu or "0"],
+                               capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    lines = query.stdout.strip().splitlines()
+    return lines[0].strip()[:200] if query.returncode == 0 and lines else ""
+
+
 def write_cost(out_dir: Path, sid: str, wall_seconds: float, gpu_seconds: float, build_seconds: float,
                grade) -> None:
     """out_dir/cost.json: what grading this submission took (wall time; seconds its harness runs
     held the GPU; seconds its sandboxed builds took, which need none; which GPU; per lab, wall
     seconds). The rest of the wall time: reading the submission, the integrity checks, the
-    reference's builds where this submission was the first to need them."""
+    reference's builds where this submission was the first to need them. The GPU's name is the
+    grader's own (nvidia-smi), else what a harness reported: a submission's harness may crash or be
+    refused before it says."""
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
     record = {"schema": COST_SCHEMA, "submission": sid, "wall_seconds": round(wall_seconds, 2),
               "gpu_seconds": round(gpu_seconds, 2), "build_seconds": round(build_seconds, 2),
               "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-              "device": next((lab.device for lab in grade.labs if lab.device), ""),
+              "device": gpu_name(gpu) or next((lab.device for lab in grade.labs if lab.device), ""),
               "labs": {lab.lab: round(lab.seconds, 2) for lab in grade.labs}}
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     temporary = Path(out_dir) / (COST + ".tmp")

@@ -257,6 +257,26 @@ class ClaimTest(TempDirTest):
         with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "2,3"}):  # a Slurm job's GPUs
             self.assertEqual(workers.parse_gpus("all"), ["2", "3"])
 
+    def test_cost_names_the_gpu_even_where_no_harness_said(self):
+        """cost.json's device: nvidia-smi's name of the worker's GPU (a submission whose harness crashed
+        or was refused reports none), else what a harness reported, else empty."""
+        from types import SimpleNamespace
+        from unittest import mock
+        crashed = SimpleNamespace(labs=[SimpleNamespace(lab="01-matadd", device="", seconds=3.0)])
+        ran = SimpleNamespace(labs=[SimpleNamespace(lab="01-matadd", device="Reported GPU", seconds=3.0)])
+        smi = subprocess.CompletedProcess([], 0, stdout="NVIDIA H100 80GB HBM3\n", stderr="")
+        with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "1"}), \
+                mock.patch.object(workers.subprocess, "run", return_value=smi) as run:
+            workers.write_cost(self.tmp / "a", "a", 5.0, 2.0, 1.0, crashed)
+        self.assertEqual(run.call_args.args[0][-2:], ["-i", "1"])
+        cost = workers.read_cost(self.tmp / "a", "a")
+        self.assertEqual((cost["gpu"], cost["device"]), ("1", "NVIDIA H100 80GB HBM3"))
+        with mock.patch.object(workers.subprocess, "run", side_effect=FileNotFoundError("nvidia-smi")):
+            workers.write_cost(self.tmp / "b", "b", 5.0, 2.0, 1.0, ran)
+            workers.write_cost(self.tmp / "c", "c", 5.0, 2.0, 1.0, crashed)
+        self.assertEqual(workers.read_cost(self.tmp / "b", "b")["device"], "Reported GPU")
+        self.assertEqual(workers.read_cost(self.tmp / "c", "c")["device"], "")
+
 
 class SlurmTaskTest(TempDirTest):
     """One array task (grade --from-manifest OUT/submissions.tsv --index N), in this process."""
@@ -312,3 +332,26 @@ class RefusedUpFrontTest(TempDirTest):
         self.assertEqual(code, 2)
         self.assertIn("has no solutions/ for 01-fake", err)
         self.assertFalse((self.tmp / "out").exists())
+
+
+class SharedReferenceFolderTest(TempDirTest):
+    """Workers of --gpus share the reference's folder (--reference-dir) and may run one lab's
+    reference at the same moment: each run's log is a file of its own."""
+
+    def test_two_runs_of_one_lab_never_write_one_log(self):
+        from unittest import mock
+        from grading import grade as grade_module
+        from grading.course import Course
+        course = Course(REPO)
+        lab = course.labs()[0]
+        reference = grade_module.Reference.__new__(grade_module.Reference)
+        reference.directory = self.tmp / "reference"
+        reference.sandbox = None
+        reference.build_dir = lambda lab: self.tmp / "build"
+        logs = []
+        with mock.patch.object(grade_module.runner, "run_harness",
+                               side_effect=lambda *a, **kw: logs.append(kw["log_path"]) or (None, None)):
+            for worker in ("a", "b"):
+                work = self.tmp / f"reference-{lab.name}-{worker}"
+                reference._run(lab, self.tmp / "exe", "correctness", work, 1.0, "correctness", seed=1)
+        self.assertEqual(len(set(logs)), 2, logs)
