@@ -17,18 +17,23 @@ NOT_GRADED = "not_graded"  # a fault of the grading machine (no GPU, the referen
 
 
 # --- a step's records as the grader holds them: the model's Verdict and Perf ------------------------
+def _checked(record, kind: type, statuses: tuple[str, ...], what: str, its_status: str):
+    """`record` if it is None or a `kind` whose status is one of `statuses`; TypeError for a record of
+    another shape, ValueError for another status (`what` and `its_status` name them in the message)."""
+    if record is None:
+        return None
+    if not isinstance(record, kind):
+        raise TypeError(f"{what} is the model's {kind.__name__}, not {type(record).__name__}")
+    if record.status not in statuses:
+        raise ValueError(f"{its_status} is one of {', '.join(statuses)}, not {record.status!r}")
+    return record
+
+
 def as_verdict(record: Verdict | None) -> Verdict | None:
     """A step's correctness, the model's Verdict, checked: its status is one of
     coursemodel.results.GRADE_STATUSES (the harness's own, or one the grader gives from outside the
     run); ValueError for any other, TypeError for a record of another shape."""
-    if record is None:
-        return None
-    if not isinstance(record, Verdict):
-        raise TypeError(f"a step's verdict is the model's Verdict, not {type(record).__name__}")
-    verdict = record
-    if verdict.status not in GRADE_STATUSES:
-        raise ValueError(f"a step's verdict is one of {', '.join(GRADE_STATUSES)}, not {verdict.status!r}")
-    return verdict
+    return _checked(record, Verdict, GRADE_STATUSES, "a step's verdict", "a step's verdict")
 
 
 def grader_verdict(status: str, message: str) -> Verdict:
@@ -40,14 +45,7 @@ def grader_verdict(status: str, message: str) -> Verdict:
 def as_perf(record: Perf | None) -> Perf | None:
     """A step's timed record, the model's Perf, checked: its status is one of
     coursemodel.results.STATUSES; ValueError for any other, TypeError for a record of another shape."""
-    if record is None:
-        return None
-    if not isinstance(record, Perf):
-        raise TypeError(f"a timed record is the model's Perf, not {type(record).__name__}")
-    perf = record
-    if perf.status not in STATUSES:
-        raise ValueError(f"a timed record's status is one of {', '.join(STATUSES)}, not {perf.status!r}")
-    return perf
+    return _checked(record, Perf, STATUSES, "a timed record", "a timed record's status")
 
 
 @dataclass
