@@ -340,12 +340,25 @@ def neutral_results(data: dict, names: dict[str, dict[str, str]]) -> dict:
     for step in data.get("steps", []):
         if isinstance(step, dict) and str(step.get("id")) in open_steps:
             step = dict(step, name=open_steps[str(step["id"])], design="", variants=[])
+            if isinstance(step.get("perf"), dict) and step["perf"].get("variant"):
+                step["perf"] = dict(step["perf"], variant="")  # the variant it ran best in: its design too
         out["steps"].append(step)
     if isinstance(data.get("tables"), list):  # the tables as printed: their open steps' rows likewise
-        out["tables"] = [dict(table, rows=[dict(row, name=open_steps[str(row.get("id"))], design="")
+        out["tables"] = [dict(table, rows=[_neutral_row(row, open_steps[str(row.get("id"))], table)
                                            if isinstance(row, dict) and str(row.get("id")) in open_steps else row
                                            for row in table.get("rows", [])])
                          if isinstance(table, dict) else table for table in data["tables"]]
+    return out
+
+
+def _neutral_row(row: dict, name: str, table: dict) -> dict:
+    """A printed table's row of an open step: the neutral name, no design, no variant cell."""
+    out = dict(row, name=name, design="")
+    columns, extras = table.get("extra_columns"), row.get("extras")
+    if isinstance(columns, list) and isinstance(extras, list) and "variant" in columns:
+        at = columns.index("variant")
+        if at < len(extras):
+            out["extras"] = extras[:at] + ["-"] + extras[at + 1:]
     return out
 
 
@@ -386,6 +399,15 @@ def _neutral_table(lines: list[str], start: int, open_steps: dict[str, str]) -> 
             pad = len(rest) - len(rest.lstrip(" "))
             keep = pad - (len(new) - len(name))
             lines[index] = line[:name_start] + new + " " * max(keep, 2) + rest.lstrip(" ")
+    # The variant the reference ran best in (a right-aligned cell under "variant") is its design too.
+    variant = re.search(r"(?<=  )variant(?=  |$)", lines[start].rstrip("\n"))
+    if variant:
+        end = variant.end()
+        for index, step, _ in rows:
+            line = lines[index]
+            cell_start = line.rfind("  ", 0, end) + 2
+            if step in open_steps and len(line) >= end and cell_start > 1 and line[cell_start:end].strip() != "-":
+                lines[index] = line[:cell_start] + " " * (end - cell_start - 1) + "-" + line[end:]
 
 
 def neutral_tables(text: str, names: dict[str, dict[str, str]], designs: dict[str, list[str]] | None = None) -> str:

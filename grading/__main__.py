@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """python3 -m grading {grade,gradebook,ids,collect,similarity,verify-course,export-student,build-reference,
-make-fixtures,progress,review}
+make-fixtures,progress,review,slurm-submit,slurm-job}
 
 See docs/grading.md. Exit status of `grade`: 0 graded (and at or above --pass-at), 1 graded but
 below --pass-at, 2 the grader could not work (bad arguments, course, configuration, sandbox),
@@ -24,7 +24,7 @@ from pathlib import Path
 from coursemodel import sanitizers, submission_ids
 from coursemodel.build import DEFAULT_GPU_ARCH
 
-from . import collect, outputs, workers
+from . import collect, outputs, slurm_submit, workers
 from .config import Config, ConfigError
 from .course import Course, CourseError
 from .export import ExportError, export
@@ -152,7 +152,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
     c = sub.add_parser("collect", help="a run's gradebook.csv, hours.csv and summary.md from its submissions.tsv "
                                        "(the Slurm collect job)")
-    c.add_argument("out", type=Path, help="the run's output folder (submit.sh's OUT_DIR, or grade's --out)")
+    c.add_argument("out", type=Path, help="the run's output folder (slurm-submit's OUT_DIR, or grade's --out)")
 
     m = sub.add_parser("similarity", help="copy detection across a run's submissions (Dolos): similarity.md and "
                                           "similarity.json beside the gradebook, for the instructors (exit status "
@@ -176,8 +176,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     _common(r)
     r.add_argument("--reference-dir", type=Path, required=True)
 
-    pr = sub.add_parser("progress", help="a Slurm run's progress from its output folder (submit.sh's OUT_DIR)")
-    pr.add_argument("out", type=Path, help="the OUT_DIR given to grading/slurm/submit.sh")
+    pr = sub.add_parser("progress", help="a Slurm run's progress from its output folder (slurm-submit's OUT_DIR)")
+    pr.add_argument("out", type=Path, help="the OUT_DIR given to slurm-submit")
     pr.add_argument("--watch", type=float, metavar="SECONDS",
                     help="print a line every SECONDS until every submission has its grade")
 
@@ -187,6 +187,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     f.add_argument("--gpu", action="store_true", help="also the lab 01 GPU cases (wrong, out of bounds, hang, NaN)")
     from . import review
     review.add_parser(sub)  # the written answers' review page for the TAs, and its marks read back
+    slurm_submit.add_parsers(sub)  # a class graded on a Slurm cluster, and its jobs' steps
     return parser.parse_args(argv)
 
 
@@ -415,7 +416,7 @@ def run_manifest(out: Path) -> list:
     path = out / collect.MANIFEST
     if not path.is_file():
         raise ValueError(f"{out} has no {collect.MANIFEST}: not the output folder of a grading run (grade "
-                         "--submissions, or grading/slurm/submit.sh)")
+                         "--submissions, or slurm-submit)")
     return collect.read_manifest(path)
 
 
@@ -498,7 +499,7 @@ def cmd_gradebook(args) -> int:
 
 
 def slurm_progress(out: Path, now: float | None = None) -> tuple[str, bool]:
-    """The progress line of a Slurm run (grading/slurm/submit.sh) from what its array tasks have
+    """The progress line of a Slurm run (slurm-submit) from what its array tasks have
     written so far: submissions.tsv lists the tasks, graded/<id>/summary.json appears as each task
     ends (only the ids listed count: a folder of an earlier run does not), and the time left is
     extrapolated from the time since submissions.tsv was written. Returns the line and whether
@@ -590,7 +591,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"grade": cmd_grade, "gradebook": cmd_gradebook, "ids": cmd_ids, "collect": cmd_collect,
                 "similarity": cmd_similarity, "verify-course": cmd_verify,
                 "export-student": cmd_export, "build-reference": cmd_build_reference, "make-fixtures": cmd_fixtures,
-                "progress": cmd_progress, "review": cmd_review}
+                "progress": cmd_progress, "review": cmd_review, "slurm-submit": slurm_submit.cmd_submit,
+                "slurm-job": slurm_submit.cmd_job}
     try:
         return commands[args.command](args)
     except Stopped as stop:  # before anything was graded (a grading in progress says where it stopped)

@@ -4,7 +4,7 @@ submissions only.
 
 A run first writes its manifest, submissions.tsv: one line per submission, `index<TAB>id<TAB>path`
 (the ids of coursemodel.submission_ids; `python3 -m grading ids` prints the same lines). The folder
-grader writes it into --out when it starts; grading/slurm/submit.sh writes it into OUT_DIR before
+grader writes it into --out when it starts; `python3 -m grading slurm-submit` writes it into OUT_DIR before
 the array starts, and each array task grades the line of its index. Once every submission is
 graded, collect() reads the summary.json of exactly the ids the manifest lists (a folder of an
 earlier run under the same output folder is never read) and writes:

@@ -24,13 +24,13 @@ import codecs
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from coursemodel import results
+from coursemodel import results, slurm_jobs
+from coursemodel.slurm_jobs import ENDED, accounted_state, job_state
 
 CONFIG_FILE = "lab-slurm.conf"
 KEYS = ("partition", "account", "time", "gres")
@@ -43,13 +43,6 @@ OUTPUT_SECONDS = 1  # how often the job's output file is read while it runs
 STATUS_FILE_WAIT_SECONDS = 30  # a shared file system may show the node's last writes late
 # Slurm's time limits: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS
 TIME_LIMIT = re.compile(r"^(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2})$")
-# What sbatch says where no cluster is configured (no slurm.conf, and none to fetch: its DNS SRV
-# lookups fail), and where the configured controller does not answer.
-NO_CLUSTER = ("could not establish a configuration source", "fetch_config", "resolve_ctls_from_dns_srv",
-              "_establish_config_source")
-NO_CONTROLLER = ("unable to contact slurm controller",)
-ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
-         "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT")
 WHY_ENDED = {
     "TIMEOUT": "it reached its time limit: ask for more with --time HH:MM:SS (or `time` in lab-slurm.conf)",
     "CANCELLED": "it was cancelled (scancel, or by the cluster's administrators)",
@@ -160,14 +153,9 @@ def job_script(root: Path, command: list[str], status_prefix: str) -> str:
 
 def sbatch_command(chosen: Settings, lab_name: str, root: Path, output_file: str) -> list[str]:
     """sbatch's command line; the script comes on its standard input."""
-    argv = ["sbatch", "--parsable", "--job-name", f"lab-{lab_name}", "--chdir", str(root),
-            "--output", output_file, "--export", "ALL"]
-    for key in ("partition", "account", "time"):
-        if getattr(chosen, key):
-            argv += [f"--{key}", getattr(chosen, key)]
-    if chosen.gres and chosen.gres.lower() != NO_GRES:
-        argv += ["--gres", chosen.gres]
-    return argv
+    gres = "" if chosen.gres.lower() == NO_GRES else chosen.gres
+    return slurm_jobs.sbatch_command(job_name=f"lab-{lab_name}", chdir=root, output=output_file,
+                                     partition=chosen.partition, account=chosen.account, time=chosen.time, gres=gres)
 
 
 def describe(chosen: Settings) -> str:
@@ -182,52 +170,23 @@ def describe(chosen: Settings) -> str:
 def submit(argv: list[str], script: str) -> str:
     """The job's id; SlurmError with sbatch's own message when it refuses the job."""
     try:
-        done = subprocess.run(argv, input=script, capture_output=True, text=True, check=False)
-    except OSError as error:
-        raise SlurmError(f"cannot run sbatch: {error}", 1) from error
-    if done.returncode != 0:
-        message = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}")
-        lowered = message.lower()
-        if any(sign in lowered for sign in NO_CLUSTER):
+        return slurm_jobs.sbatch(argv, script)
+    except slurm_jobs.SbatchError as error:
+        if error.kind == slurm_jobs.NO_CLUSTER_CONFIGURED:
             raise SlurmError("no Slurm cluster is configured on this machine: sbatch is installed, but it finds no "
                              "slurm.conf and no Slurm controller. Run `./lab NN-name --slurm` on your cluster's "
-                             "login node (docs/where-to-run.md), or without --slurm to run here", 1)
-        if any(sign in lowered for sign in NO_CONTROLLER):
+                             "login node (docs/where-to-run.md), or without --slurm to run here", 1) from error
+        if error.kind == slurm_jobs.CONTROLLER_DOWN:
             raise SlurmError("the Slurm controller does not answer (sbatch: \"unable to contact slurm controller\"): "
-                             "the cluster may be down or in maintenance; try again later, or ask its administrators", 1)
-        raise SlurmError(f"Slurm refused the job:\n{message}\n(the command: {shlex.join(argv)})", 1)
-    job = done.stdout.strip().split(";")[0]
-    if not job.isdigit():
-        raise SlurmError(f"sbatch printed no job id: {done.stdout.strip()!r}", 1)
-    return job
+                             "the cluster may be down or in maintenance; try again later, or ask its administrators",
+                             1) from error
+        if error.kind == slurm_jobs.REFUSED:
+            raise SlurmError(f"Slurm refused the job:\n{error.message}\n(the command: {shlex.join(argv)})",
+                             1) from error
+        raise SlurmError(error.message, 1) from error
 
 
 # --- waiting -----------------------------------------------------------------------------------------
-
-def job_state(job: str) -> tuple[str, str, str] | None:
-    """(state, reason, node) from squeue; ("", "", "") when Slurm no longer knows the job; None when
-    squeue could not answer this time."""
-    done = subprocess.run(["squeue", "--noheader", "--jobs", job, "--states", "all", "--format", "%T|%r|%N"],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return ("", "", "") if "invalid job id" in done.stderr.lower() else None
-    line = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
-    if not line:
-        return ("", "", "")
-    state, _, rest = line.partition("|")
-    reason, _, node = rest.partition("|")
-    return state.strip(), reason.strip(), node.strip()
-
-
-def accounted_state(job: str) -> str:
-    """The job's final state from sacct where the cluster keeps accounting ("" elsewhere)."""
-    if shutil.which("sacct") is None:
-        return ""
-    done = subprocess.run(["sacct", "--noheader", "--parsable2", "--allocations", "--jobs", job,
-                           "--format", "State"], capture_output=True, text=True, check=False)
-    lines = done.stdout.split() if done.returncode == 0 else []
-    return lines[0].split()[0] if lines else ""
-
 
 class Output:
     """The job's output file, shown as it grows."""
@@ -392,7 +351,7 @@ def submit_and_wait(lab, args, course, options: dict[str, str | None]) -> int:
         if sys.stdout.isatty():
             print()  # past the ^C on the state line
         print(f"==> cancelling job {job} (scancel {job})", flush=True)
-        subprocess.run(["scancel", job], check=False)
+        slurm_jobs.cancel(job)
         return 130
     if code is None:
         why = WHY_ENDED.get(state, f"its last state: {state}" if state else "Slurm no longer knows it")

@@ -143,6 +143,17 @@ class StudentsMaterialTest(unittest.TestCase):
         self.assertEqual(audience.neutral_tables(other, names, designs), other)
         self.assertEqual(audience.neutral_tables("two-level tree\n", names, designs), "two-level tree\n")
 
+    def test_the_variant_an_open_step_ran_best_in_is_not_shown(self):
+        def row(step, name, time, variant, width=8):
+            return f"{step:<6}{name:<{width}}{time:>9}{variant:>15}{'32':>6}"
+        header = row("step", "name", "time", "variant").replace("    32", "  regs")
+        block = (f"```\n99-x on GPU 0 | seed 1\n\n99-x on GPU 0\n{header}\n{'-' * len(header)}\n"
+                 f"{row('1', 'one', '1.000 ms', 'unroll = 4')}\n{row('2', 'tree', '0.500 ms', 'fan-out = 16')}\n```\n")
+        lines = audience.neutral_tables(block, {"99-x": {"2": "open: a sum"}}, {}).splitlines()
+        self.assertEqual(lines[6], row("1", "one", "1.000 ms", "unroll = 4", width=12))
+        self.assertEqual(lines[7], row("2", "open: a sum", "0.500 ms", "-", width=12))
+        self.assertNotIn("fan-out", "\n".join(lines))
+
     def test_an_open_step_in_a_results_file(self):
         data = {"lab": "99-x", "steps": [{"id": "1", "name": "one level", "design": "", "variants": [{"v": 1}]},
                                          {"id": "2", "name": "two-level tree", "design": "8-way tree, shuffles",
@@ -159,3 +170,11 @@ class StudentsMaterialTest(unittest.TestCase):
         self.assertEqual([(r["name"], r["design"]) for r in out["tables"][0]["rows"]],
                          [("one level", ""), ("open: a sum at the roof", "")])  # the tables as printed, likewise
         self.assertEqual(rows[1]["design"], "tree of 8")
+        # the variant the open step ran best in, in its perf record and in a printed row's cells
+        data["steps"][1]["perf"] = {"time_ms": 1.0, "variant": "fan-out = 8"}
+        rows = [{"id": "2", "name": "open: x", "design": "", "extras": ["1.0", "fan-out = 8", "32"]}]
+        out = audience.neutral_results(dict(data, tables=[{"extra_columns": ["ratio", "variant", "regs"], "rows": rows}]),
+                                       {"99-x": {"2": "open: a sum at the roof"}})
+        self.assertNotIn("fan-out", json.dumps(out))
+        self.assertEqual(out["tables"][0]["rows"][0]["extras"], ["1.0", "-", "32"])
+        self.assertEqual(out["steps"][1]["perf"], {"time_ms": 1.0, "variant": ""})

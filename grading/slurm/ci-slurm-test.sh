@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The Slurm scripts against a real Slurm: a one-node cluster on localhost (Debian's slurm-wlm:
-# slurmctld and slurmd, authenticated by munge), configured in a temporary folder. submit.sh grades
-# four fixture submissions with GRES empty (no GPU asked for, so every task ends "not graded: no
-# GPU"), two of them with names that give one plain id (alice/ and alice.zip: graded as alice and
-# alice-2, as by the folder grader); then the collect job's gradebook (both alices in it),
-# ungraded.txt and copy-detection report are checked, and every daemon this script started is
-# stopped and its folder removed. Needs root (the daemons run as root here).
+# A one-node Slurm on localhost (Debian's slurm-wlm: slurmctld and slurmd, authenticated by munge),
+# configured in a temporary folder, for the course's tests against a real Slurm: this script only
+# starts the services, runs the Python tests with LAB_SLURM_CLUSTER=1, then cancels what is left,
+# stops every daemon it started and removes its folder. The tests:
+#   grading/tests/test_slurm_cluster.py   `python3 -m grading slurm-submit`: a class graded as an array
+#   labcli/tests/test_slurm_cluster.py    `./lab 01-matadd --slurm`
+# Needs root (the daemons run as root here).
 #
 #   grading/slurm/ci-slurm-test.sh [GPU_ARCH]     (default: python3 -m coursemodel.build --print-gpu-arch;
 #                                                 without a GPU it only compiles)
@@ -26,7 +26,7 @@ skip() { say "SKIP: $*"; exit 77; }
 fail() {
   say "FAIL: $*"
   local log
-  for log in "$work"/*.log "$work"/out/slurm-logs/*; do
+  for log in "$work"/*.log; do
     [ -f "$log" ] || continue
     echo "----- $log (last 25 lines)"
     tail -n 25 "$log"
@@ -132,82 +132,9 @@ done
 [ "$state" = idle ] || skip "slurmctld and slurmd would not start (node state '${state:-none}'): $(tail -n 3 "$work/slurmctld.log" "$work/slurmd.log" 2>/dev/null | tr '\n' ' ')"
 say "Slurm $(sinfo --version | awk '{print $2}') is up: node $host idle, partition ci"
 
-# --- four submissions (alice/ and alice.zip collide), the reference built once -------------------
-python3 -m grading make-fixtures --course "$course" --out "$work/fixtures" >/dev/null || fail "make-fixtures failed"
-mkdir -p "$work/subs"
-cp -r "$work/fixtures/solution" "$work/subs/alice"
-cp "$work/fixtures/student-repo-main.zip" "$work/subs/alice.zip"
-cp -r "$work/fixtures/starter" "$work/subs/bob"
-cp "$work/fixtures/student-repo-main.zip" "$work/subs/carol.zip"
-# The course's configuration, minus what a test machine without a GPU cannot offer: no
-# compute-sanitizer runs (nothing runs on a GPU here anyway), and bubblewrap only where it works.
-python3 - "$course/grading/grading.json" "$work/grading.json" <<'PY' || fail "cannot write the test configuration"
-import json, sys
-config = json.load(open(sys.argv[1]))
-config.setdefault("sanitizers", {})["tools"] = []
-config.setdefault("sandbox", {})["require"] = False
-json.dump(config, open(sys.argv[2], "w"), indent=1)
-PY
-say "building the reference of 01-matadd once (gpu_arch $arch)"
-python3 -m grading build-reference --course "$course" --config "$work/grading.json" --reference-dir "$work/ref" \
-  --labs 01-matadd --gpu-arch "$arch" >"$work/build-reference.log" 2>&1 || fail "build-reference failed"
-
-say "submit.sh: an array of 4 tasks and the collect job"
-GRES="" GPU_ARCH="$arch" COURSE="$course" TIME_LIMIT=00:30:00 \
-  bash "$here/submit.sh" "$work/subs" "$work/out" --labs 01-matadd --config "$work/grading.json" \
-  --reference-dir "$work/ref" >"$work/submit.log" 2>&1 || fail "submit.sh failed: $(cat "$work/submit.log")"
-cat "$work/submit.log"
-collect=$(sed -nE 's/.*collect job ([0-9]+).*/\1/p' "$work/submit.log")
-[ -n "$collect" ] || fail "submit.sh did not name the collect job"
-
-# --- wait for every job to end ----------------------------------------------------------------
-for _ in $(seq 1500); do
-  [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
-  sleep 1
-done
-[ -z "$(squeue -h -o %i)" ] && [ -f "$work/out/gradebook.csv" ] || fail "the jobs did not end within 25 minutes: $(squeue -h)"
-
-# --- what the cluster left ---------------------------------------------------------------------
-problems=()
-for pair in alice:alice alice.zip:alice-2 bob:bob carol.zip:carol; do
-  name=${pair%%:*} id=${pair#*:}
-  summary="$work/out/graded/$id/summary.json"
-  if ! python3 - "$summary" <<'PY'
-import json, sys
-lab = json.load(open(sys.argv[1]))["labs"]["01-matadd"]
-sys.exit(0 if lab["state"] == "not_graded" and "no GPU" in lab["reason"] else 1)
-PY
-  then problems+=("$id: not 'not graded: no GPU' ($summary)"); fi
-  grep -qs "grade exit status 3 for $work/subs/$name\$" "$work"/out/slurm-logs/grade-*.out \
-    || problems+=("$id: no task log says 'grade exit status 3' (incomplete)")
-done
-python3 - "$work/out/gradebook.csv" <<'PY' || problems+=("gradebook.csv: $(cat "$work/out/gradebook.csv")")
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-assert sorted(r["student"] for r in rows) == ["alice", "alice-2", "bob", "carol"], rows
-for r in rows:
-    assert r["01-matadd"] == "" and r["complete"] == "no" and "no GPU" in r["notes"], r
-PY
-if [ -s "$work/out/ungraded.txt" ]; then problems+=("ungraded.txt lists: $(tr '\n' ' ' <"$work/out/ungraded.txt")"); fi
-grep -qs "submissions without a grade: 0" "$work"/out/slurm-logs/grade-collect-*.out \
-  || problems+=("the collect job's log does not say 'submissions without a grade: 0'")
-grep -qsE "^4 / 4 submissions, [0-9]+ labs graded, about .+ left$" "$work"/out/slurm-logs/grade-collect-*.out \
-  || problems+=("the collect job's log has no progress line '4 / 4 submissions, ...'")
-[ -s "$work/out/hours.csv" ] && [ -s "$work/out/summary.md" ] || problems+=("the collect job wrote no hours.csv or summary.md")
-python3 - "$work/out/similarity.json" <<'PY' || problems+=("similarity.json: not this run's copy-detection report")
-import json, sys
-report = json.load(open(sys.argv[1]))
-assert report["status"] in ("ran", "unavailable"), report
-if report["status"] == "ran":  # the solution copy and two copies of one zip: 01-matadd compared
-    assert report["labs"][0]["lab"] == "01-matadd", report
-PY
-if [ ${#problems[@]} -gt 0 ]; then
-  fail "$(printf '%s; ' "${problems[@]}")"
-fi
-say "gradebook.csv:"
-sed 's/^/    /' "$work/out/gradebook.csv"
-say "PASS: 4 array tasks each 'not graded: no GPU' (alice/ and alice.zip as alice and alice-2), the collect job's gradebook complete, ungraded.txt empty"
-
-# --- ./lab 01-matadd --slurm (labcli/slurm.py) on this cluster: a test of its own --------------------
-"$course/.ci/lab-slurm-test.sh" "$arch" || fail "./lab 01-matadd --slurm (.ci/lab-slurm-test.sh, above)"
+# --- the tests -------------------------------------------------------------------------------
+cd "$course" || fail "no course at $course"
+LAB_SLURM_CLUSTER=1 LAB_GPU_ARCH=$arch python3 -m unittest -v grading.tests.test_slurm_cluster \
+  labcli.tests.test_slurm_cluster || fail "the tests against Slurm (above)"
+say "PASS: slurm-submit's array and collect job; ./lab 01-matadd --slurm"
 exit 0

@@ -42,7 +42,8 @@ class GpuCasesTest(TempDirTest):
 
     def test_a_case_that_replaces_the_kernels_defines_every_kernel_the_launchers_call(self):
         # A case's kernels take the place of the solution's (from its first `namespace {` to the
-        # given launchers): they must define every kernel the solution defines there, or the
+        # given launchers): they must define every kernel the starter defines there (the kernels
+        # the launchers call, which a solution may also name by a template's instance), or the
         # case no longer compiles (nvcc runs only on a GPU machine's batch).
         course = Course(REPO)
         defined = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
@@ -52,10 +53,11 @@ class GpuCasesTest(TempDirTest):
             lab = next(lab for lab in course.labs() if lab.name == case.lab)
             if not course.has_solutions(lab):
                 self.skipTest("the instructors' edition only: the GPU cases start from the solutions")
-            solution = (REPO / "solutions" / lab.name / lab.student_files[0]).read_text()
-            start, end = solution.find("\nnamespace {\n"), solution.find(fixture_cases.LAUNCHERS_MARK)
+            starter = (REPO / "labs" / lab.name / lab.student_files[0]).read_text()
+            start, end = starter.find("\nnamespace {\n"), starter.find(fixture_cases.LAUNCHERS_MARK)
+            self.assertTrue(0 <= start < end, f"{name}: the starter's kernels are not where the cases expect them")
             with self.subTest(case=name):
-                self.assertEqual(set(defined.findall(solution[start:end])) - set(defined.findall(case.kernels)),
+                self.assertEqual(set(defined.findall(starter[start:end])) - set(defined.findall(case.kernels)),
                                  set(), f"{name}: kernels the launchers call that grading/tests/fixtures/gpu/ "
                                         "does not define")
 

@@ -2,7 +2,7 @@
 """labcli.slurm, `./lab NN-name --slurm`: lab-slurm.conf and the options over it, sbatch's command
 line and the job's script, and a whole run against stand-ins for sbatch, squeue and scancel (the
 job's output shown, its exit status returned, Ctrl-C cancels it, Slurm's refusal shown). CI runs the
-real thing on a one-node Slurm (.ci/lab-slurm-test.sh)."""
+real thing on a one-node Slurm (test_slurm_cluster.py)."""
 
 import contextlib
 import io
@@ -17,6 +17,7 @@ from pathlib import Path
 from unittest import mock
 
 from coursemodel.tests.made_up import fake_program
+from coursemodel import slurm_jobs
 from labcli import cli, slurm
 
 
@@ -78,6 +79,21 @@ class CommandLineTest(unittest.TestCase):
         self.assertNotIn("--account", argv)
         self.assertNotIn("--time", argv)
         self.assertNotIn("--gres", slurm.sbatch_command(slurm.Settings(gres="none"), "01-matadd", Path("/c"), "/c/o"))
+
+    def test_sbatchs_answers_are_read_in_one_place(self):
+        # coursemodel.slurm_jobs: shared with the grader's submission (grading/slurm_submit.py)
+        self.assertEqual(slurm_jobs.job_id("42;cluster\n"), "42")
+        self.assertEqual(slurm_jobs.job_id("7\n"), "7")
+        with self.assertRaisesRegex(slurm_jobs.SbatchError, "sbatch printed no job id: 'Submitted batch job'"):
+            slurm_jobs.job_id("Submitted batch job")
+        self.assertEqual(slurm_jobs.refusal_kind("sbatch: fatal: Could not establish a configuration source"),
+                         slurm_jobs.NO_CLUSTER_CONFIGURED)
+        self.assertEqual(slurm_jobs.refusal_kind("sbatch: error: Batch job submission failed: Unable to contact "
+                                                 "slurm controller (connect failure)"), slurm_jobs.CONTROLLER_DOWN)
+        self.assertEqual(slurm_jobs.refusal_kind("sbatch: error: invalid partition specified: x"), slurm_jobs.REFUSED)
+        self.assertEqual(slurm_jobs.sbatch_command(job_name="grade", chdir="/c", output="/o", dependency="afterany:4",
+                                                   array="0-9%16", script="/c/grade-array.sbatch")[-5:],
+                         ["--dependency", "afterany:4", "--array", "0-9%16", "/c/grade-array.sbatch"])
 
     def test_the_job_runs_this_command_without_the_slurm_options(self):
         args = lab_args("--slurm", "--partition", "gpu", "--step", "2", "--seed", "7", "-ts=perf")

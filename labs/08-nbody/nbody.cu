@@ -8,7 +8,7 @@
 
 namespace nbody {
 
-// The block and tile shapes (given): kThreadsPerBlock and the unroll factors of steps 5 to 7.
+// The block and tile shapes (given): kThreadsPerBlock, step 5 and 6's unroll factor, OpenShape.
 #include "nbody_tiles.cuh"
 
 namespace {
@@ -157,24 +157,28 @@ __global__ void __launch_bounds__(kTile) split_tiles_kernel(const float4* pos_ma
 }
 
 // ---------------------------------------------------------------------------------------
-// Step 7 (the open step): kTile x kBodies bodies per block, with step 6's j-split.
+// Step 7 (the open step): forces nearer the FMA roof.
 // ---------------------------------------------------------------------------------------
 
-// Slow before: each interaction pays a shared-memory load (LDS.128) and its share of the loop
-// besides its 13 instructions.
-template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(const float4* pos_mass, int count,
-                                                                          float* partial) {
-    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
-    // TODO(step 7): (open step: your design) as fast as you can: the launcher starts
-    // ceil(count / (kTile * kBodies)) x q blocks of kTile threads (kBodies is 1, 2, 4 or 8,
-    // q = gridDim.y, from 1 up to the number of tiles, at most kMaxSplits), room for kTile *
-    // kBodies bodies per block. The q rows of partial (3 * count floats each, laid out like
-    // accel, and with q = 1 accel itself) must add up, float by float, to every body's
+// TODO(step 7): the launch shape of your step 7 kernel (nbody_tiles.cuh: OpenShape). The
+// launcher starts ceil(count / bodies_per_block) x q blocks of `threads` threads. The value
+// below, one body per thread in blocks of kThreadsPerBlock, is only a start: choose your own.
+// Lab sheet: README.md, section 7.
+constexpr OpenShape kOpenStepShape = {kThreadsPerBlock, kThreadsPerBlock};
+
+// Slow before: what does step 6's loop still issue per interaction besides the interaction's own
+// instructions (section 7 asks you to count it)?
+__global__ void forces_open_step_kernel(const float4* pos_mass, int count, float* partial) {
+    // TODO(step 7): (open step: your design) as fast as you can. Block x of the grid above
+    // computes bodies [x * bodies_per_block, (x + 1) * bodies_per_block) that are < count, with
+    // q = gridDim.y splits of the sum over j (q from 1 up to min(kMaxSplits, ceil(count /
+    // kThreadsPerBlock)); with q = 1 partial is accel itself). Row y of partial holds 3 * count
+    // floats laid out like accel; the q rows must add up, float by float, to every body's
     // acceleration (add_interaction_bare's physics), and every float of every row must be
-    // written: the given sum_partials_kernel adds all q rows. Nothing is read past the last
-    // body, and every thread of a block reaches every barrier. The signature is fixed,
-    // __launch_bounds__ included, and kUnroll is yours to use or not.
+    // written: the given sum_partials_kernel adds all q rows. Nothing is read past the last body,
+    // and every thread of a block reaches every barrier. The parameters are fixed; anything else
+    // is yours: __launch_bounds__, shared memory, helpers of your own, or a template kernel named
+    // by `constexpr auto forces_open_step_kernel = &your_kernel<...>;` in place of this one.
     // Lab sheet: README.md, section 7.
 }
 
@@ -182,20 +186,19 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(con
 // Step 8 (stretch, ungraded): the rewritten distance, |r_j|^2 kept in the tile.
 // ---------------------------------------------------------------------------------------
 
+// TODO(step 8): the launch shape of your step 8 kernel, as kOpenStepShape for step 7.
+constexpr OpenShape kRewrittenShape = {kThreadsPerBlock, kThreadsPerBlock};
+
 // Slow before: the direct formula's 13 instructions per interaction (3 differences, 3 FMAs for
 // |d|^2 + eps^2, the reciprocal square root, 3 products, 3 FMAs into the sum): its floor.
-template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kTile, kMinBlocks) rewritten_distance_kernel(const float4* pos_mass, int count,
-                                                                            float* partial) {
-    static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
-    // TODO(step 8): step 7's grid, rows and rules (kBodies bodies per thread, kTile apart, q =
-    // gridDim.y splits of the tiles, row y of partial), with the distance computed as
-    // |r_j - r_i|^2 + eps^2 = |r_j|^2 + (|r_i|^2 + eps^2) - 2 r_i . r_j, from values each thread
-    // and each tile entry compute once, and the sum over j rearranged so that no difference
-    // r_j - r_i is formed per interaction. Count your inner loop's instructions per interaction
-    // in the SASS (README.md, section 8): fewer than the direct formula's 13 is the point. The
-    // harness allows this step the wider tolerance its cancellation needs, and prints it.
-    // Lab sheet: README.md, section 8.
+__global__ void rewritten_distance_kernel(const float4* pos_mass, int count, float* partial) {
+    // TODO(step 8): step 7's contract (grid from kRewrittenShape, q = gridDim.y splits, row y of
+    // partial, the same rules), with the distance computed as |r_j - r_i|^2 + eps^2 = |r_j|^2 +
+    // (|r_i|^2 + eps^2) - 2 r_i . r_j, from values each thread and each tile entry compute once,
+    // and the sum over j rearranged so that no difference r_j - r_i is formed per interaction.
+    // Count your inner loop's instructions per interaction in the SASS (README.md, section 8):
+    // fewer than the direct formula's 13 is the point. The harness allows this step the wider
+    // tolerance its cancellation needs, and prints it. Lab sheet: README.md, section 8.
 }
 
 }  // namespace

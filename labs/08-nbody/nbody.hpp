@@ -33,7 +33,7 @@ static_assert(sizeof(Body) == 28, "a Body is 7 floats with no padding");
 // y, z and mass with four 4-byte loads.
 static_assert(alignof(Body) == 4, "a Body is aligned like a float");
 
-/// Position and mass packed into 16 aligned bytes: what steps 2 to 7 read. A kernel sees it as
+/// Position and mass packed into 16 aligned bytes: what steps 2 to 8 read. A kernel sees it as
 /// a float4 (x, y, z, w = mass).
 struct alignas(16) PosMass {
     float x, y, z;
@@ -44,11 +44,11 @@ static_assert(sizeof(PosMass) == 16, "a PosMass is 4 floats: one 16-byte load");
 /// The same `count` bodies in both layouts, in device memory.
 struct Bodies {
     const Body* aos = nullptr;          ///< step 1 reads this one
-    const PosMass* pos_mass = nullptr;  ///< steps 2 to 7 read this one
+    const PosMass* pos_mass = nullptr;  ///< steps 2 to 8 read this one
     int count = 0;
 };
 
-/// Steps 6 and 7 split each body's sum over q threads in q different blocks; each split writes
+/// Steps 6 to 8 split each body's sum over q threads in q different blocks; each split writes
 /// its partial sums to a row of its own, and a given kernel adds the rows. q is at most this.
 inline constexpr int kMaxSplits = 64;
 
@@ -69,7 +69,7 @@ inline constexpr std::size_t workspace_floats(int count) {
 ///     a_i = sum over all j of m_j (r_j - r_i) / (|r_j - r_i|^2 + eps^2)^(3/2),
 /// to accel[3 i], accel[3 i + 1], accel[3 i + 2] (x, y, z), in device memory. Any count >= 1.
 /// `variant` selects one configuration of a step that has several (kSteps' `variants`: step
-/// 4's unroll factor, step 6's threads per body, steps 7 and 8's bodies per thread); 1 for the others.
+/// 4's unroll factor, step 6's threads per body); 1 for the others.
 /// A launcher enqueues its kernels on the default stream and returns without waiting; it throws
 /// cl::CudaError if a launch is rejected and std::invalid_argument for a variant the step does
 /// not have or a workspace that is too small.
@@ -80,7 +80,7 @@ using Launcher = void (*)(Bodies bodies, Workspace workspace, float* accel, int 
 struct LaunchShape {
     cl::KernelResources resources;
     long long blocks = 0;  ///< blocks in the grid, every split included
-    int splits = 1;        ///< q, the threads that share each body's sum (steps 6 and 7)
+    int splits = 1;        ///< q, the splits that share each body's sum (steps 6 to 8)
 };
 using ShapeQuery = LaunchShape (*)(int variant, int count);
 
@@ -102,12 +102,11 @@ LaunchShape split_tiles_shape(int variant, int count);
 LaunchShape forces_open_step_shape(int variant, int count);
 LaunchShape rewritten_distance_shape(int variant, int count);
 
-/// The variants of the steps: one for steps 1 to 3 and 5, the unroll factors of step 4's inner
-/// loop, step 6's threads per body (q), the bodies each thread of steps 7 and 8 computes.
+/// The variants of the steps: the unroll factors of step 4's inner loop, step 6's threads per
+/// body (q); one for the others (steps 7 and 8's kernels choose their own launch shapes).
 inline constexpr std::array<int, 1> kSingleVariant{1};
 inline constexpr std::array<int, 6> kUnrollFactors{1, 2, 4, 8, 16, 32};
 inline constexpr std::array<int, 4> kThreadsPerBody{1, 2, 8, 32};
-inline constexpr std::array<int, 4> kBodiesPerThread{1, 2, 4, 8};
 
 /// Issue slots per interaction of each variant's innermost loop in the reference solution's
 /// machine code (nvcc 13.0, sm_90; `cuobjdump -sass`, see the chapter's Inspect section): the
@@ -122,10 +121,11 @@ inline constexpr std::array<double, 1> kSharedTilesSlots{35.25};
 inline constexpr std::array<double, 6> kUnrolledTilesSlots{21.0, 19.0, 18.0, 17.38, 17.19, 17.09};
 inline constexpr std::array<double, 1> kBareRsqrtSlots{14.09};
 inline constexpr std::array<double, 4> kSplitTilesSlots{14.09, 14.09, 14.09, 14.09};
-inline constexpr std::array<double, 4> kRegisterBlockedSlots{14.19, 13.69, 13.50, 13.38};
-// Step 8's: its loop's SASS, counted with cuobjdump (CUDA 13) in the sm_90a build: 212, 196, 190
-// and 189 instructions per 16 interactions (16 MUFU.RSQ).
-inline constexpr std::array<double, 4> kRewrittenDistanceSlots{13.25, 12.25, 11.88, 11.81};
+// Steps 7 and 8: the reference solution's designs (your own may issue more or fewer). Step 8's
+// loop, counted with cuobjdump (CUDA 13) in the sm_90a build: 196 instructions per 16
+// interactions (16 MUFU.RSQ).
+inline constexpr std::array<double, 1> kOpenStepSlots{13.69};
+inline constexpr std::array<double, 1> kRewrittenDistanceSlots{12.25};
 
 /// How a step computes |r_j - r_i|^2, and so how close to the exact acceleration it can be.
 enum class DistanceFormula {
@@ -155,9 +155,8 @@ inline constexpr std::array<Step, 8> kSteps{{
      kBareRsqrtSlots},
     {catalogue::kStep6, split_tiles, split_tiles_shape, "threads/body",
      kThreadsPerBody, kSplitTilesSlots},
-    {catalogue::kStep7, forces_open_step, forces_open_step_shape,
-     "bodies/thread", kBodiesPerThread, kRegisterBlockedSlots},
-    {catalogue::kStep8, rewritten_distance, rewritten_distance_shape, "bodies/thread", kBodiesPerThread,
+    {catalogue::kStep7, forces_open_step, forces_open_step_shape, "", kSingleVariant, kOpenStepSlots},
+    {catalogue::kStep8, rewritten_distance, rewritten_distance_shape, "", kSingleVariant,
      kRewrittenDistanceSlots, DistanceFormula::rewritten},
 }};
 
@@ -171,8 +170,8 @@ extern const char kOpenStepDesign[];
 
 static_assert(kUnrolledTilesSlots.size() == kUnrollFactors.size() &&
                   kSplitTilesSlots.size() == kThreadsPerBody.size() &&
-                  kRegisterBlockedSlots.size() == kBodiesPerThread.size() &&
-                  kRewrittenDistanceSlots.size() == kBodiesPerThread.size(),
+                  kOpenStepSlots.size() == kSingleVariant.size() &&
+                  kRewrittenDistanceSlots.size() == kSingleVariant.size(),
               "one issue-slot count per variant: change the variants and their counts together");
 
 }  // namespace nbody

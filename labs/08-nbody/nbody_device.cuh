@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Lab 08: device-side code, given complete (not yours to edit): step 5's bare reciprocal square
 // root, the store of a body's acceleration, the empty body that pads a tile, and the kernel that
-// adds the partial sums of steps 6 and 7. nbody.cu includes this file at its top, the starter
+// adds the partial sums of steps 6 to 8. nbody.cu includes this file at its top, the starter
 // and the solution alike.
 #pragma once
 
@@ -38,7 +38,7 @@ __device__ inline float4 no_body() { return make_float4(0.0F, 0.0F, 0.0F, 0.0F);
 // The bits of a float that nobody wrote: the harness fills outputs with this pattern.
 constexpr unsigned int kUnwrittenBits = 0x01010101U * cl::kPoisonByte;
 
-// Steps 6 and 7: split s of `splits` left its partial sums in row s of `partial` (row_floats =
+// Steps 6 to 8: split s of `splits` left its partial sums in row s of `partial` (row_floats =
 // 3 x count floats per row, laid out like accel). One thread per float adds the rows into
 // accel. The launcher fills the rows with the unwritten pattern first; a float that no split
 // wrote stays unwritten in accel, so that the harness tells a kernel that wrote nothing from

@@ -21,8 +21,10 @@ static_assert(sizeof(PosMass) == sizeof(float4) && alignof(PosMass) == alignof(f
               "the kernels read a PosMass as a float4: keep it 4 floats, 16-byte aligned");
 static_assert(kUnrollFactors == std::array{1, 2, 4, 8, 16, 32},
               "with_unroll_factor instantiates step 4 for exactly these factors: change both together");
-static_assert(kBodiesPerThread == std::array{1, 2, 4, 8},
-              "with_bodies_per_thread instantiates steps 7 and 8 for exactly these counts: change both together");
+static_assert(is_valid(kOpenStepShape),
+              "kOpenStepShape (nbody.cu): threads a multiple of 32 from 32 to 1024, bodies_per_block at least 1");
+static_assert(is_valid(kRewrittenShape),
+              "kRewrittenShape (nbody.cu): threads a multiple of 32 from 32 to 1024, bodies_per_block at least 1");
 static_assert(kThreadsPerBlock % 32 == 0, "step 4's largest unroll factor (32) must divide the tile");
 static_assert(kThreadsPerBody.back() <= kMaxSplits, "step 6's largest q must fit the workspace");
 
@@ -33,7 +35,7 @@ void require_bodies(Bodies bodies) {
 }
 
 void require_single_variant(int variant) {
-    if (variant != 1) throw std::invalid_argument("steps 1, 2, 3 and 5 have a single variant: pass 1");
+    if (variant != 1) throw std::invalid_argument("steps 1, 2, 3, 5, 7 and 8 have a single variant: pass 1");
 }
 
 // Calls `action.template operator()<kUnroll>()` with the run-time factor as a constant.
@@ -50,18 +52,6 @@ void with_unroll_factor(int unroll, Action&& action) {
     }
 }
 
-// Calls `action.template operator()<kBodies>()` with the run-time count as a constant.
-template <class Action>
-void with_bodies_per_thread(int bodies, Action&& action) {
-    switch (bodies) {
-        case 1: action.template operator()<1>(); return;
-        case 2: action.template operator()<2>(); return;
-        case 4: action.template operator()<4>(); return;
-        case 8: action.template operator()<8>(); return;
-        default: throw std::invalid_argument("steps 7 and 8's bodies per thread must be 1, 2, 4 or 8");
-    }
-}
-
 void require_threads_per_body(int splits) {
     if (std::find(kThreadsPerBody.begin(), kThreadsPerBody.end(), splits) == kThreadsPerBody.end()) {
         throw std::invalid_argument("step 6's threads per body must be 1, 2, 8 or 32");
@@ -71,36 +61,33 @@ void require_threads_per_body(int splits) {
 // Step 3's dynamic shared memory: one tile of kThreadsPerBlock bodies.
 constexpr std::size_t kSharedTileBytes = kThreadsPerBlock * sizeof(float4);
 
-// Steps 6 and 7's kernels, as the launchers see them.
-template <int kBodies>
-constexpr auto forces_open_step_kernel_for =
-    forces_open_step_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), blocked_min_blocks(kBodies)>;
 constexpr auto split_tiles_kernel_for = split_tiles_kernel<kThreadsPerBlock, kBareUnroll>;
-// Step 8's kernel: step 7's unroll factors, its own register caps (nbody_tiles.cuh).
-template <int kBodies>
-constexpr auto rewritten_distance_kernel_for =
-    rewritten_distance_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies), rewritten_min_blocks(kBodies)>;
 
-// The grid of steps 6 and 7: body_blocks blocks of kThreadsPerBlock x kBodies bodies, times q
-// splits of the tiles. q is capped at the number of tiles (every split gets one at least) and
-// at kMaxSplits (the workspace's rows).
+// The grid of steps 6 to 8: body_blocks blocks of `threads` threads, each computing
+// bodies_per_block bodies, times q splits of the bodies j. q is capped at the number of tiles of
+// kThreadsPerBlock bodies (step 6 gives every split one at least) and at kMaxSplits (the
+// workspace's rows).
 struct SplitGrid {
     unsigned int body_blocks = 0;
     int splits = 1;
+    int threads = kThreadsPerBlock;
 };
 
-SplitGrid split_grid(int count, int bodies_per_thread, int wanted_splits) {
+SplitGrid split_grid(int count, OpenShape shape, int wanted_splits) {
     const int tiles = static_cast<int>(cl::blocks_for(static_cast<std::size_t>(count), kThreadsPerBlock));
-    return {cl::blocks_for(static_cast<std::size_t>(count), static_cast<unsigned int>(kThreadsPerBlock * bodies_per_thread)),
-            std::clamp(wanted_splits, 1, std::min(tiles, kMaxSplits))};
+    return {cl::blocks_for(static_cast<std::size_t>(count), static_cast<unsigned int>(shape.bodies_per_block)),
+            std::clamp(wanted_splits, 1, std::min(tiles, kMaxSplits)), shape.threads};
 }
 
-// Step 7's q: about kSplitWaves waves of `kernel`'s blocks on this GPU.
+// Step 6's shape: one body per thread.
+constexpr OpenShape kOneBodyPerThread{kThreadsPerBlock, kThreadsPerBlock};
+
+// Steps 7 and 8's q: about kSplitWaves waves of `kernel`'s blocks on this GPU.
 template <class Kernel>
-SplitGrid split_grid_filling(Kernel kernel, int count, int bodies_per_thread) {
-    const SplitGrid one = split_grid(count, bodies_per_thread, 1);
-    const long long wave = cl::resident_blocks(kernel, kThreadsPerBlock);
-    return split_grid(count, bodies_per_thread,
+SplitGrid split_grid_filling(Kernel kernel, int count, OpenShape shape) {
+    const SplitGrid one = split_grid(count, shape, 1);
+    const long long wave = cl::resident_blocks(kernel, shape.threads);
+    return split_grid(count, shape,
                       static_cast<int>(std::min<long long>(kMaxSplits, kSplitWaves * wave / one.body_blocks)));
 }
 
@@ -111,7 +98,7 @@ template <class Kernel>
 void launch_split(Kernel kernel, Bodies bodies, Workspace workspace, float* accel, SplitGrid grid) {
     const std::size_t row_floats = 3 * static_cast<std::size_t>(bodies.count);
     if (grid.splits == 1) {
-        kernel<<<grid.body_blocks, kThreadsPerBlock>>>(as_float4(bodies.pos_mass), bodies.count, accel);
+        kernel<<<grid.body_blocks, grid.threads>>>(as_float4(bodies.pos_mass), bodies.count, accel);
         CUDA_CHECK_LAUNCH();
         return;
     }
@@ -120,7 +107,7 @@ void launch_split(Kernel kernel, Bodies bodies, Workspace workspace, float* acce
         throw std::invalid_argument("the workspace is too small: allocate workspace_floats(count) floats");
     }
     CUDA_CHECK(cudaMemsetAsync(workspace.partial, cl::kPoisonByte, partial_floats * sizeof(float)));
-    kernel<<<dim3(grid.body_blocks, static_cast<unsigned int>(grid.splits)), kThreadsPerBlock>>>(
+    kernel<<<dim3(grid.body_blocks, static_cast<unsigned int>(grid.splits)), grid.threads>>>(
         as_float4(bodies.pos_mass), bodies.count, workspace.partial);
     CUDA_CHECK_LAUNCH();
     constexpr unsigned int kSumThreads = 256;
@@ -186,23 +173,22 @@ void bare_rsqrt_tiles(Bodies bodies, Workspace /*workspace*/, float* accel, int 
 void split_tiles(Bodies bodies, Workspace workspace, float* accel, int variant) {
     require_threads_per_body(variant);
     require_bodies(bodies);
-    launch_split(split_tiles_kernel_for, bodies, workspace, accel, split_grid(bodies.count, 1, variant));
+    launch_split(split_tiles_kernel_for, bodies, workspace, accel,
+                 split_grid(bodies.count, kOneBodyPerThread, variant));
 }
 
 void forces_open_step(Bodies bodies, Workspace workspace, float* accel, int variant) {
+    require_single_variant(variant);
     require_bodies(bodies);
-    with_bodies_per_thread(variant, [&]<int kBodies>() {
-        const auto kernel = forces_open_step_kernel_for<kBodies>;
-        launch_split(kernel, bodies, workspace, accel, split_grid_filling(kernel, bodies.count, kBodies));
-    });
+    launch_split(forces_open_step_kernel, bodies, workspace, accel,
+                 split_grid_filling(forces_open_step_kernel, bodies.count, kOpenStepShape));
 }
 
 void rewritten_distance(Bodies bodies, Workspace workspace, float* accel, int variant) {
+    require_single_variant(variant);
     require_bodies(bodies);
-    with_bodies_per_thread(variant, [&]<int kBodies>() {
-        const auto kernel = rewritten_distance_kernel_for<kBodies>;
-        launch_split(kernel, bodies, workspace, accel, split_grid_filling(kernel, bodies.count, kBodies));
-    });
+    launch_split(rewritten_distance_kernel, bodies, workspace, accel,
+                 split_grid_filling(rewritten_distance_kernel, bodies.count, kRewrittenShape));
 }
 
 LaunchShape naive_aos_shape(int variant, int count) {
@@ -237,27 +223,20 @@ LaunchShape bare_rsqrt_tiles_shape(int variant, int count) {
 
 LaunchShape split_tiles_shape(int variant, int count) {
     require_threads_per_body(variant);
-    return split_shape(cl::kernel_resources(split_tiles_kernel_for, kThreadsPerBlock), split_grid(count, 1, variant));
+    return split_shape(cl::kernel_resources(split_tiles_kernel_for, kThreadsPerBlock),
+                       split_grid(count, kOneBodyPerThread, variant));
 }
 
 LaunchShape forces_open_step_shape(int variant, int count) {
-    LaunchShape shape;
-    with_bodies_per_thread(variant, [&]<int kBodies>() {
-        const auto kernel = forces_open_step_kernel_for<kBodies>;
-        shape = split_shape(cl::kernel_resources(kernel, kThreadsPerBlock),
-                            split_grid_filling(kernel, count, kBodies));
-    });
-    return shape;
+    require_single_variant(variant);
+    return split_shape(cl::kernel_resources(forces_open_step_kernel, kOpenStepShape.threads),
+                       split_grid_filling(forces_open_step_kernel, count, kOpenStepShape));
 }
 
 LaunchShape rewritten_distance_shape(int variant, int count) {
-    LaunchShape shape;
-    with_bodies_per_thread(variant, [&]<int kBodies>() {
-        const auto kernel = rewritten_distance_kernel_for<kBodies>;
-        shape = split_shape(cl::kernel_resources(kernel, kThreadsPerBlock),
-                            split_grid_filling(kernel, count, kBodies));
-    });
-    return shape;
+    require_single_variant(variant);
+    return split_shape(cl::kernel_resources(rewritten_distance_kernel, kRewrittenShape.threads),
+                       split_grid_filling(rewritten_distance_kernel, count, kRewrittenShape));
 }
 
 }  // namespace nbody

@@ -2,7 +2,7 @@
 // Lab 08 harness: every step, in every variant, against a double-precision CPU reference on
 // body counts that are not multiples of the tile; then the perf table at N = 2^17 against the
 // FP32 FMA rate measured in the same run, and one table per swept step (step 4's unroll
-// factor, step 6's threads per body, step 7's bodies per thread).
+// factor, step 6's threads per body).
 #include "nbody.hpp"
 #include "nbody_accuracy.hpp"
 
@@ -34,7 +34,7 @@ namespace {
 const bool registered = cl::register_lab("08-nbody");
 
 // The perf problem: 2^17 bodies, 2^34 = 1.7e10 interactions per run. One body per thread gives
-// 2^17 threads, about 1000 per SM of an H100: half of what an SM holds, which steps 6 and 7
+// 2^17 threads, about 1000 per SM of an H100: half of what an SM holds, which steps 6 to 8
 // make up for by splitting each body's sum; small enough that the whole perf test, every
 // variant included, takes a few seconds.
 constexpr int kPerfCount = 1 << 17;

@@ -6,7 +6,7 @@
 
 namespace nbody {
 
-// The block and tile shapes (given): kThreadsPerBlock and the unroll factors of steps 5 to 7.
+// The block and tile shapes (given): kThreadsPerBlock, step 5 and 6's unroll factor, OpenShape.
 #include "nbody_tiles.cuh"
 
 namespace {
@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(kTile) split_tiles_kernel(const float4* pos_ma
 // there are kBodies times fewer threads per split, and kMinBlocks caps the registers, so that
 // with 2 bodies per thread the SM still holds all its warps.
 template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(const float4* pos_mass, int count,
+__global__ void __launch_bounds__(kTile, kMinBlocks) register_blocked_kernel(const float4* pos_mass, int count,
                                                                           float* partial) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
     __shared__ float4 tile[kTile];
@@ -286,8 +286,8 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) forces_open_step_kernel(con
 // it), and the final subtraction cancels too. (Valid while r^2 stays a normal float: here it
 // is at least eps^2 minus a few ulp of |r_i|^2 + |r_j|^2.)
 template <int kTile, int kBodies, int kUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kTile, kMinBlocks) rewritten_distance_kernel(const float4* pos_mass, int count,
-                                                                            float* partial) {
+__global__ void __launch_bounds__(kTile, kMinBlocks) rewritten_blocked_kernel(const float4* pos_mass, int count,
+                                                                           float* partial) {
     static_assert(kTile % kUnroll == 0, "the unroll factor must divide the tile, or a remainder loop is left");
     __shared__ float4 position[kTile];  // x, y, z, |r|^2
     __shared__ float4 weighted[kTile];  // m x, m y, m z, m
@@ -340,6 +340,32 @@ __global__ void __launch_bounds__(kTile, kMinBlocks) rewritten_distance_kernel(c
         if (i < count) store_acceleration(row, i, acc);
     }
 }
+
+// The reference's choices for steps 7 and 8, one thread per column of kThreadsPerBlock bodies:
+// the unroll factor of the loop over a tile (interactions in one unrolled trip: bodies x unroll
+// = 16) and the blocks per SM the kernel must allow (__launch_bounds__' second argument, which
+// caps the registers per thread at 65536 / (that x kThreadsPerBlock)). With 1 and 2 bodies, 16
+// blocks: 32 registers, the SM's 64 warps, no spills. With 4 and 8 bodies, the blocks their
+// natural 48 and 71 registers allow anyway (10 and 7): a lower cap would spill, or leave the
+// compiler too few registers to overlap the interactions. Step 8 keeps 4 more floats per body
+// (its sums and its own -2 r, |r|^2 + eps^2): with 8 bodies it needs about 80 registers, 6
+// blocks. instructors/probes/08-nbody times every count; 2 bodies per thread win both steps.
+consteval int blocked_unroll(int bodies) { return bodies >= 16 ? 1 : 16 / bodies; }
+consteval int blocked_min_blocks(int bodies) { return bodies <= 2 ? 16 : bodies <= 4 ? 10 : 7; }
+consteval int rewritten_min_blocks(int bodies) { return bodies <= 4 ? blocked_min_blocks(bodies) : 6; }
+template <int kBodies>
+constexpr auto register_blocked = register_blocked_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies),
+                                                          blocked_min_blocks(kBodies)>;
+template <int kBodies>
+constexpr auto rewritten_blocked = rewritten_blocked_kernel<kThreadsPerBlock, kBodies, blocked_unroll(kBodies),
+                                                            rewritten_min_blocks(kBodies)>;
+consteval OpenShape blocked_shape(int bodies) { return {kThreadsPerBlock, kThreadsPerBlock * bodies}; }
+
+constexpr int kReferenceBodies = 2;
+constexpr OpenShape kOpenStepShape = blocked_shape(kReferenceBodies);
+constexpr auto forces_open_step_kernel = register_blocked<kReferenceBodies>;
+constexpr OpenShape kRewrittenShape = blocked_shape(kReferenceBodies);
+constexpr auto rewritten_distance_kernel = rewritten_blocked<kReferenceBodies>;
 
 }  // namespace
 }  // namespace nbody

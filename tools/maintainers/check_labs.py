@@ -140,17 +140,28 @@ def _unbounded(head: str) -> str:
     return re.sub(r"__launch_bounds__ \( [^()]*(?:\( [^()]* \) [^()]*)*\) ", "", head)
 
 
+def _function_name(head: str) -> str:
+    """The name a function's head declares: the word before its parameter list."""
+    before = head.split(" (")[0].split()
+    return before[-1] if before else ""
+
+
 def given_parts_problem(starter_text: str, solution_text: str) -> tuple[int, str] | None:
     """Where the given parts of a starter stop matching its solution: every item of the starter must
     appear in the solution, in order and the same to the token, except what the TODOs ask for (a
     TODO function's body; the declaration a TODO outside functions introduces, from its `=` on).
-    The solution may add items of its own (helpers, constants). (line, starter's item) or None."""
+    A TODO kernel may instead be a `constexpr auto NAME = ...` in the solution (the starter's TODO
+    offers that: a template kernel's instance under the given name). The solution may add items of
+    its own (helpers, constants). (line, starter's item) or None."""
     wanted = items(starter_text)
     have = items(solution_text)
     k = 0
     for item in wanted:
-        if item.todo and item.body:  # a function of the student's: its signature (launch bounds are theirs)
-            match = lambda h: _unbounded(h.text) == _unbounded(item.text) and bool(h.body)
+        if item.todo and item.body and not item.text.endswith("="):  # a function of the student's: its signature (launch bounds are theirs),
+            # or, for a kernel, a pointer of that name to a kernel of the solution's own (a template's instance)
+            alias = f"constexpr auto {_function_name(item.text)} ="
+            match = lambda h: ((_unbounded(h.text) == _unbounded(item.text) and bool(h.body))
+                               or ("__global__" in item.text.split() and h.text.startswith(alias)))
         elif item.todo:  # a definition of the student's: up to its initializer
             head = item.text.split(" =")[0]
             match = lambda h: h.text.split(" =")[0] == head

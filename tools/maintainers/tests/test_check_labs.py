@@ -94,20 +94,42 @@ class ConvertedLabTest(unittest.TestCase):
     def test_the_given_parts_of_starter_and_solution_stay_identical(self):
         starter = self.lab / "k.cu"
         starter.write_text('#include "k.hpp"\nconstexpr int kGiven = 4;\n' + STARTER
-                           + "// TODO(step 2): name your design.\nconst char kDesign[] = \"\";\n")
+                           + "// TODO(step 2): name your design.\nconst char kDesign[] = \"\";\n"
+                       + "// TODO(step 2): your shape.\nconstexpr Shape kShape = {1, 2};\n")
         solution = self.solution / "k.cu"
         filled = '#include "k.hpp"\n// a comment of its own\nconstexpr int   kGiven = 4;\n' + solution.read_text()
-        solution.write_text(filled + 'const char kDesign[] = "mine";\n')
+        solution.write_text(filled + 'const char kDesign[] = "mine";\nconstexpr Shape kShape = shape_of(4);\n')
         self.assertEqual(self.problems(), [])
         for broken, where in ((filled.replace("kGiven = 4", "kGiven = 8"), "k.cu:2: a given part"),
                               (filled.replace("void second()", "void second(int)"), "k.cu:9: a given part"),
                               (filled.replace('#include "k.hpp"\n', ""), "k.cu:1: a given part"),
                               (filled, "k.cu:13: a given part")):
             with self.subTest(where=where):
-                solution.write_text(broken + ("" if broken is filled else 'const char kDesign[] = "mine";\n'))
+                solution.write_text(broken + ("" if broken is filled else
+                                              'const char kDesign[] = "mine";\nconstexpr Shape kShape = {3, 4};\n'))
                 found = "\n".join(self.problems())
                 self.assertIn(where, found)
                 self.assertIn("the given parts of a starter and its solution must stay identical", found)
+
+    def test_a_todo_kernel_may_be_a_template_instance_under_its_name(self):
+        starter = self.lab / "k.cu"
+        kernel = "__global__ void open_kernel(int n) {\n    // TODO(step 2): your design.\n}\n"
+        starter.write_text(STARTER + kernel)
+        solution = self.solution / "k.cu"
+        filled = solution.read_text()
+        instance = "template <int kN>\n__global__ void mine(int n) {}\nconstexpr auto open_kernel = mine<4>;\n"
+        solution.write_text(filled + instance)
+        self.assertEqual(self.problems(), [])
+        for broken in (instance.replace("auto open_kernel", "auto other_kernel"), "constexpr auto open_kernel = 4;\n"
+                       .replace("open_kernel", "open_kernels")):
+            with self.subTest(broken=broken):
+                solution.write_text(filled + broken)
+                self.assertIn("the given parts of a starter and its solution must stay identical",
+                              "\n".join(self.problems()))
+        # only a kernel: a host function of the starter's stays a function
+        starter.write_text(STARTER + kernel.replace("__global__ ", ""))
+        solution.write_text(filled + instance.replace("__global__ void mine", "void mine"))
+        self.assertIn("must stay identical", "\n".join(self.problems()))
 
     def test_the_answers_file_lists_exactly_the_core_questions(self):
         text = (self.lab / "answers.md").read_text()
