@@ -52,7 +52,8 @@ LICENSE = "LICENSE"  # at the top of the course and of every edition
 HINT_LINE = re.compile(rb"^[ \t]*//[ \t]*HINT\(step \d+\):")
 HINT_MARKER = re.compile(rb"HINT\(step\b")
 # Left out of every edition, whatever grading.json says: what only instructors run or read.
-NOT_FOR_STUDENTS = ("grading/", "tools/harness-fixtures/", "tools/maintainers/gpu-verify.sh",
+# (.ci/: the course's CI, which checks solutions, the grader and both editions: none of it runs in one.)
+NOT_FOR_STUDENTS = ("grading/", ".ci/", "tools/harness-fixtures/", "tools/maintainers/gpu-verify.sh",
                     "tools/maintainers/inspect.sh", "tools/maintainers/student-material-check.sh",
                     *audience.instructors_pages())
 RESULTS_DATA = re.compile(r"^docs/data/[^/]+/\d\d-[a-z0-9-]+\.json$")

@@ -411,7 +411,7 @@ class RealCourseContentsTest(unittest.TestCase):
         files = course.files()
         edition = course.edition_files(list(exclude) + list(NOT_FOR_STUDENTS))
         self.assertTrue(any(p.startswith("grading/tests/") for p in files), "the course has grader tests")
-        self.assertEqual([p for p in edition if p.startswith(("grading/", "tools/harness-fixtures/", "solutions/"))
+        self.assertEqual([p for p in edition if p.startswith(("grading/", ".ci/", "tools/harness-fixtures/", "solutions/"))
                           or p in ("docs/grading.md", "docs/authoring.md", "docs/verification.md",
                                    "docs/instructors.md")], [])
         for needed in ("lab", "labcli/cli.py", "tools/maintainers/check_labs.py", "docs/grading-for-students.md",
