@@ -27,11 +27,11 @@
 #include "device_info.hpp"
 #include "fma_roof.hpp"
 #include "random.hpp"
+#include "statistics.hpp"
 #include "timing.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <span>
@@ -63,11 +63,6 @@ std::vector<int> sampled_bodies() {
     }
     for (int i = 0; i < 64; ++i) targets.push_back(static_cast<int>(rng.uniform_int(0, kCount - 1)));
     return targets;
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
 }
 
 int run() {
@@ -117,10 +112,10 @@ int run() {
             variant.formula == nbody::DistanceFormula::rewritten ? rewritten : direct, got);
         const bool passed = worst <= 1.0;
         all_passed = all_passed && passed;
-        const double ms = median(times.work);
+        const double ms = cl::median(times.work);
         const nbody::LaunchShape shape = variant.shape(kCount);
         fmt::print("{:<5} {:>6} {:>9.4g} {:>10.1f} {:>6.1f}% {:>5} {:>7} {:>4.0f}% {:>4} {:>7}  {}{}\n", variant.step,
-                   variant.bodies, ms, cl::gigaflops(flops, ms), 100.0 * median(shares),
+                   variant.bodies, ms, cl::gigaflops(flops, ms), 100.0 * cl::median(shares),
                    shape.resources.registers_per_thread, shape.resources.blocks_per_sm,
                    100.0 * shape.resources.occupancy, shape.splits, shape.blocks,
                    passed ? "ok" : fmt::format("FAILED (worst {:.3g} of its bound)", worst),

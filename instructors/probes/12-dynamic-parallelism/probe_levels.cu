@@ -22,6 +22,8 @@
 //
 // Usage: probe_levels [seed]   (a few seconds)
 #include "cuda_check.hpp"
+#include "statistics.hpp"
+#include "timing.hpp"
 #include "dynamic_parallelism.hpp"
 #include "dynamic_parallelism_device.cuh"
 #include "dynamic_parallelism_sort.cuh"
@@ -195,35 +197,6 @@ struct Phases {
     bool sorted = false;
 };
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-class Timer {
-public:
-    Timer() {
-        CUDA_CHECK(cudaEventCreate(&start_));
-        CUDA_CHECK(cudaEventCreate(&stop_));
-    }
-    ~Timer() {
-        cudaEventDestroy(start_);
-        cudaEventDestroy(stop_);
-    }
-    void start() { CUDA_CHECK(cudaEventRecord(start_)); }
-    double stop() {
-        CUDA_CHECK(cudaEventRecord(stop_));
-        CUDA_CHECK(cudaEventSynchronize(stop_));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-        return ms;
-    }
-
-private:
-    cudaEvent_t start_{};
-    cudaEvent_t stop_{};
-};
-
 LevelTotals seed(const SortWorkspace& workspace) {
     constexpr int kSeedThreads = 256;
     const auto all = static_cast<unsigned int>(kCount);
@@ -233,10 +206,11 @@ LevelTotals seed(const SortWorkspace& workspace) {
     return LevelTotals{(1ULL << 32) | tiles_of(all)};
 }
 
-// Step 2's loop; `levels_ms`/`leaves_ms` get the grids' times when `timer` is given.
+// Step 2's loop; `levels_ms`/`leaves_ms` get the grids' times (each timed with events, as the
+// harness times a run) when `timer` is given.
 template <Partition kPartition, Leaves kLeaves>
-void host_loop(Key* keys, const SortWorkspace& workspace, unsigned int cap, Timer* timer, double* levels_ms,
-               double* leaves_ms) {
+void host_loop(Key* keys, const SortWorkspace& workspace, unsigned int cap, cl::TimingBackend* timer,
+               double* levels_ms, double* leaves_ms) {
     LevelTotals totals = seed(workspace);
     Level level = workspace.levels[0];
     Level next = workspace.levels[1];
@@ -245,11 +219,17 @@ void host_loop(Key* keys, const SortWorkspace& workspace, unsigned int cap, Time
         const Key* src = in_scratch ? workspace.scratch : keys;
         Key* dst = in_scratch ? keys : workspace.scratch;
         CUDA_CHECK(cudaMemsetAsync(next.totals, 0, sizeof(LevelTotals)));
-        if (timer != nullptr) timer->start();
-        probe_level_kernel<kPartition><<<level_blocks(tiles_of(totals), cap), kThreads, level_shared_bytes<kPartition>()>>>(
-            src, dst, keys, level, next, true, workspace, tiles_of(totals));
-        CUDA_CHECK_LAUNCH();
-        if (timer != nullptr) *levels_ms += timer->stop();
+        const auto level_grid = [&] {
+            probe_level_kernel<kPartition><<<level_blocks(tiles_of(totals), cap), kThreads,
+                                             level_shared_bytes<kPartition>()>>>(src, dst, keys, level, next, true,
+                                                                                 workspace, tiles_of(totals));
+            CUDA_CHECK_LAUNCH();
+        };
+        if (timer != nullptr) {
+            *levels_ms += timer->time_ms(level_grid);
+        } else {
+            level_grid();
+        }
         CUDA_CHECK(cudaMemcpy(&totals, next.totals, sizeof(LevelTotals), cudaMemcpyDeviceToHost));
         std::swap(level, next);
         in_scratch = !in_scratch;
@@ -258,10 +238,15 @@ void host_loop(Key* keys, const SortWorkspace& workspace, unsigned int cap, Time
     CUDA_CHECK(cudaMemcpy(&leaves, workspace.leaf_count, sizeof(unsigned int), cudaMemcpyDeviceToHost));
     leaves = std::min(leaves, workspace.leaf_capacity);
     if (leaves == 0) return;
-    if (timer != nullptr) timer->start();
-    launch_leaves<kLeaves>(leaves, 0, keys, workspace.scratch, workspace.leaves);
-    CUDA_CHECK_LAUNCH();
-    if (timer != nullptr) *leaves_ms += timer->stop();
+    const auto leaves_grid = [&] {
+        launch_leaves<kLeaves>(leaves, 0, keys, workspace.scratch, workspace.leaves);
+        CUDA_CHECK_LAUNCH();
+    };
+    if (timer != nullptr) {
+        *leaves_ms += timer->time_ms(leaves_grid);
+    } else {
+        leaves_grid();
+    }
 }
 
 template <Partition kPartition, Leaves kLeaves>
@@ -294,7 +279,7 @@ void throw_if_device_error(const SortWorkspace& workspace) {
 template <Partition kPartition, Leaves kLeaves, bool kDevice>
 Phases measure(Key* keys, const Key* pristine, const std::vector<Key>& input, Workspace& space, unsigned int cap) {
     const SortWorkspace& workspace = space.sort;
-    Timer timer;
+    cl::TimingBackend& timer = cl::cuda_timing_backend(false);  // one run between two events
     Phases phases;
     std::vector<double> totals;
     std::vector<double> levels;
@@ -303,13 +288,13 @@ Phases measure(Key* keys, const Key* pristine, const std::vector<Key>& input, Wo
     for (int run = 0; run <= kRuns; ++run) {
         CUDA_CHECK(cudaMemcpy(keys, pristine, kCount * sizeof(Key), cudaMemcpyDeviceToDevice));
         CUDA_CHECK(cudaDeviceSynchronize());
-        timer.start();
-        if constexpr (kDevice) {
-            device_levels<kPartition, kLeaves>(keys, workspace, cap);
-        } else {
-            host_loop<kPartition, kLeaves>(keys, workspace, cap, nullptr, nullptr, nullptr);
-        }
-        const double ms = timer.stop();
+        const double ms = timer.time_ms([&] {
+            if constexpr (kDevice) {
+                device_levels<kPartition, kLeaves>(keys, workspace, cap);
+            } else {
+                host_loop<kPartition, kLeaves>(keys, workspace, cap, nullptr, nullptr, nullptr);
+            }
+        });
         CUDA_CHECK_SYNC();
         throw_if_device_error(workspace);
         if (run == 0) {
@@ -331,14 +316,14 @@ Phases measure(Key* keys, const Key* pristine, const std::vector<Key>& input, Wo
             unsigned int listed = 0;
             CUDA_CHECK(cudaMemcpy(&listed, workspace.leaf_count, sizeof(listed), cudaMemcpyDeviceToHost));
             listed = std::min(listed, workspace.leaf_capacity);
-            timer.start();
-            probe_leaves_parent_kernel<kLeaves><<<1, 1>>>(keys, workspace);
-            CUDA_CHECK_LAUNCH();
-            leaves.push_back(timer.stop());
-            timer.start();
-            launch_leaves<kLeaves>(listed, 0, keys, workspace.scratch, workspace.leaves);
-            CUDA_CHECK_LAUNCH();
-            leaves_host.push_back(timer.stop());
+            leaves.push_back(timer.time_ms([&] {
+                probe_leaves_parent_kernel<kLeaves><<<1, 1>>>(keys, workspace);
+                CUDA_CHECK_LAUNCH();
+            }));
+            leaves_host.push_back(timer.time_ms([&] {
+                launch_leaves<kLeaves>(listed, 0, keys, workspace.scratch, workspace.leaves);
+                CUDA_CHECK_LAUNCH();
+            }));
         } else {
             double level_ms = 0;
             double leaf_ms = 0;
@@ -349,10 +334,10 @@ Phases measure(Key* keys, const Key* pristine, const std::vector<Key>& input, Wo
         CUDA_CHECK_SYNC();
         throw_if_device_error(workspace);
     }
-    phases.total_ms = median(totals);
-    phases.levels_ms = kDevice ? -1 : median(levels);
-    phases.leaves_ms = median(leaves);
-    phases.leaves_host_ms = kDevice ? median(leaves_host) : -1;
+    phases.total_ms = cl::median(totals);
+    phases.levels_ms = kDevice ? -1 : cl::median(levels);
+    phases.leaves_ms = cl::median(leaves);
+    phases.leaves_host_ms = kDevice ? cl::median(leaves_host) : -1;
     return phases;
 }
 
