@@ -340,17 +340,28 @@ async function checkSearch(context, query) {
   await page.goto(base, { waitUntil: "load" });
   const input = page.locator("input.md-search__input");
   await input.click();
-  // The index loads in a web worker after the page; a query typed before it is ready may be
-  // dropped, so type it again (up to four times, a minute and more in all: on a loaded 2-core
-  // machine the worker has taken over 30 s to build the index) before calling it a miss.
+  // The index is built in a web worker after the page loads; until it is ready the result line
+  // reads "Initializing search" and a query typed then may be dropped. On a loaded 2-core machine
+  // building it has taken well over a minute, so wait for the line to change (up to 4 minutes)
+  // before typing, then type the query again (up to three times) before calling it a miss.
+  const meta = page.locator(".md-search-result__meta");
+  await page.waitForFunction(
+    () => {
+      const line = document.querySelector(".md-search-result__meta");
+      return line && !/initializ/i.test(line.textContent || "");
+    },
+    null,
+    { timeout: 240000, polling: 500 },
+  ).catch(() => {});
   let found = false;
-  for (let attempt = 0; attempt < 4 && !found; attempt += 1) {
+  for (let attempt = 0; attempt < 3 && !found; attempt += 1) {
     await input.fill("");
     await input.type(query, { delay: 20 });
-    found = await page.locator(".md-search-result__item").first().waitFor({ timeout: 20000 }).then(() => true, () => false);
+    found = await page.locator(".md-search-result__item").first().waitFor({ timeout: 30000 }).then(() => true, () => false);
   }
   if (!found) {
-    problem("search", `"${query}": no result`);
+    const line = ((await meta.count()) ? await meta.first().innerText() : "").trim();
+    problem("search", `"${query}": no result${line ? ` (the search line reads "${line}")` : ""}`);
   } else {
     const text = (await page.locator(".md-search-result__list").innerText()).toLowerCase();
     const words = query.toLowerCase().split(/\s+/);
