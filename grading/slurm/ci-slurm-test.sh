@@ -6,6 +6,13 @@
 # stops every daemon it started and removes its folder. The tests:
 #   grading/tests/test_slurm_cluster.py   `python3 -m grading slurm-submit`: a class graded as an array
 #   labcli/tests/test_slurm_cluster.py    `./lab 01-matadd --slurm`
+# The node offers its GPUs as GRES "gpu" (gres.conf names each one's device file, so Slurm sets a task's
+# CUDA_VISIBLE_DEVICES) and the tests submit with the scripts' own --gres=gpu:1. Without a GPU the node
+# still declares two GRES "gpu" (links to /dev/null): the request is scheduled as on a cluster and
+# every task ends "not graded: no GPU". On a host with GPUs the class test runs too: 20 submissions of
+# lab 01 (colliding names, a broken archive, one that holds a path twice, a name with a control
+# character) graded with every check on, one task per GPU; it prints the gradebook and the cost, and
+# copies them to LAB_SLURM_REPORT_DIR when that is set.
 # Needs root (the daemons run as root here).
 #
 #   grading/slurm/ci-slurm-test.sh [GPU_ARCH]     (default: python3 -m coursemodel.build --print-gpu-arch;
@@ -81,8 +88,28 @@ for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.2; done
 munge -n -S "$socket" 2>/dev/null | unmunge -S "$socket" >/dev/null 2>&1 \
   || skip "munged would not start: $(tail -n 3 "$work/munged.log" 2>/dev/null | tr '\n' ' ')"
 
-# --- slurm: one node, 8 CPUs and 32 GB as grade-array.sbatch asks (config_overrides: the
-# --- node's real size is not checked), no accounting, no cgroups ------------------------------------
+# --- the GPUs: a GRES each, named by its device file; none here: two stand-ins ----------------------
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+gpus=${gpus:-0}
+if [ "$gpus" -gt 0 ]; then
+  : >"$work/gres.conf"
+  for index in $(seq 0 $((gpus - 1))); do
+    [ -e "/dev/nvidia$index" ] || skip "nvidia-smi lists $gpus GPU(s) but there is no /dev/nvidia$index for gres.conf"
+    echo "Name=gpu File=/dev/nvidia$index" >>"$work/gres.conf"
+  done
+  gres_count=$gpus
+else  # Slurm wants a character device per GRES "gpu" and counts them by name: two links to /dev/null
+  mkdir "$work/no-gpu"
+  ln -s /dev/null "$work/no-gpu/gpu0" && ln -s /dev/null "$work/no-gpu/gpu1"
+  echo "Name=gpu File=$work/no-gpu/gpu[0-1]" >"$work/gres.conf"
+  gres_count=2
+fi
+# 8 CPUs and 32 GB per task, as grade-array.sbatch asks, for as many tasks at once as there are GPUs
+cpus=$((8 * gres_count))
+memory=$((32768 * gres_count))
+
+# --- slurm: one node of that size (config_overrides: the node's real size is not checked), no
+# --- accounting, no cgroups -------------------------------------------------------------------------
 mkdir -p "$work/state" "$work/spool"
 export SLURM_CONF="$work/slurm.conf"
 our_cluster=1
@@ -116,7 +143,8 @@ SelectTypeParameters=CR_CPU_Memory
 ReturnToService=2
 SlurmdParameters=config_overrides
 MinJobAge=3600
-NodeName=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=32768 State=UNKNOWN
+GresTypes=gpu
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory Gres=gpu:$gres_count State=UNKNOWN
 PartitionName=ci Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 slurmctld -D -i -f "$SLURM_CONF" >"$work/slurmctld.out" 2>&1 &
@@ -134,7 +162,12 @@ say "Slurm $(sinfo --version | awk '{print $2}') is up: node $host idle, partiti
 
 # --- the tests -------------------------------------------------------------------------------
 cd "$course" || fail "no course at $course"
-LAB_SLURM_CLUSTER=1 LAB_GPU_ARCH=$arch python3 -m unittest -v grading.tests.test_slurm_cluster \
-  labcli.tests.test_slurm_cluster || fail "the tests against Slurm (above)"
-say "PASS: slurm-submit's array and collect job; ./lab 01-matadd --slurm"
+say "GRES: gpu:$gres_count ($([ "$gpus" -gt 0 ] && echo "$gpus GPU(s): $(tr '\n' ' ' <"$work/gres.conf")" || echo "no GPU here: two stand-ins for the scripts' request"))"
+LAB_SLURM_CLUSTER=1 LAB_SLURM_GPUS=$gpus LAB_SLURM_GRES=gpu:1 LAB_GPU_ARCH=$arch python3 -m unittest -v \
+  grading.tests.test_slurm_cluster labcli.tests.test_slurm_cluster || fail "the tests against Slurm (above)"
+if [ "$gpus" -gt 0 ]; then
+  say "PASS: a class of 20 graded on $gpus GPU(s) with --gres=gpu:1; ./lab 01-matadd --slurm"
+else
+  say "PASS: slurm-submit's array (--gres=gpu:1) and collect job; ./lab 01-matadd --slurm"
+fi
 exit 0

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 """`./lab 01-matadd --slurm` (labcli/slurm.py) against a real Slurm: the one-node cluster on
-localhost (no GPU) that the course's CI starts (grading/slurm/ci-slurm-test.sh), which then runs
-this test as root with LAB_SLURM_CLUSTER=1 (without it, the test is skipped: it submits jobs to, and
-drains a node of, whatever cluster is configured). In a copy of the course, as a student has it,
-with a lab-slurm.conf for that cluster (partition ci, gres none):
-  1. the run: the job submitted (Slurm knows job N as lab-01-matadd, completed on the node), its
-     output back in the terminal (the build lines, the skipped verdict line), exit status 0, and
-     `./lab status` updated (built, GPU part skipped) where it said "not run yet" before;
+localhost that grading/slurm/ci-slurm-test.sh starts (its node offers GRES "gpu": the host's GPUs,
+or two without a device file where it has none, as in the course's CI), which then runs this test as
+root with LAB_SLURM_CLUSTER=1 and LAB_SLURM_GPUS=<the host's GPUs> (without it, the test is skipped:
+it submits jobs to, and drains a node of, whatever cluster is configured). In a copy of the course,
+as a student has it, with a lab-slurm.conf for that cluster (partition ci, the default gres gpu:1):
+  1. the run: the job submitted (Slurm knows job N as lab-01-matadd, run on the node), its output
+     back in the terminal (the build lines; without a GPU the skipped verdict line and exit status 0,
+     on a GPU each step's "not implemented yet"), and `./lab status` updated where it said "not run
+     yet" before;
   2. a partition that does not exist: sbatch's own message, exit status 1;
   3. Ctrl-C while the job waits (the node drained): exit status 130 and the job cancelled.
 The same logic against stand-ins of sbatch, squeue and scancel: test_slurm.py."""
@@ -28,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = os.environ.get("LAB_SLURM_CLUSTER") == "1"
+GPUS = int(os.environ.get("LAB_SLURM_GPUS") or 0)  # the node's GPUs (ci-slurm-test.sh counts them)
 LAB = "01-matadd"
 SUBMITTED = re.compile(r"^==> submitted job (\d+):", re.MULTILINE)
 
@@ -68,8 +71,8 @@ class ClusterRunTest(unittest.TestCase):
             if source.is_file():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target)
-        (cls.copy / "lab-slurm.conf").write_text("# the CI cluster: its one partition, whose node has no GPU\n"
-                                                 "partition = ci\ntime = 00:30:00\ngres = none\n")
+        (cls.copy / "lab-slurm.conf").write_text("# the test cluster: its one partition (gres: the default, gpu:1)\n"
+                                                 "partition = ci\ntime = 00:30:00\n")
         arch = os.environ.get("LAB_GPU_ARCH") or subprocess.run(
             [sys.executable, "-m", "coursemodel.build", "--print-gpu-arch"], cwd=ROOT, capture_output=True, text=True,
             check=True).stdout.strip()
@@ -100,17 +103,27 @@ class ClusterRunTest(unittest.TestCase):
         job = SUBMITTED.search(shown)
         self.assertIsNotNone(job, f"no 'submitted job N' line\n{shown}")
         job = job.group(1)
-        self.assertEqual(run.returncode, 0, f"{shown}\n{self.job_output_tail()}")
+        self.assertIn("--gres gpu:1", shown)
         record = scontrol("show", "job", job)
-        for expected in (f"JobName=lab-{LAB}", "JobState=COMPLETED", f"NodeList={self.host}", "Partition=ci"):
+        for expected in (f"JobName=lab-{LAB}", f"NodeList={self.host}", "Partition=ci", "TresPerNode=gres:gpu:1"):
             self.assertIn(expected, record)
         output = (self.copy / "build-slurm" / f"{LAB}-{job}.out").read_text()
-        for line in ("==> configuring build", f"==> building {LAB}",
-                     f"==> no GPU here: {LAB} was built, and its GPU part was skipped"):
+        for line in ("==> configuring build", f"==> building {LAB}"):
             self.assertRegex(output, f"(?m)^{re.escape(line)}", "the job's output")
             self.assertRegex(shown, f"(?m)^{re.escape(line)}", "the terminal")
-        self.assertRegex(shown, r"(?m)^SKIP: no usable CUDA device")
         after = lab_lines(self.lab("status", show=False).stdout)
+        if GPUS:  # the starters ran on the task's GPU: every step says so, none crashed
+            self.assertIn("not implemented yet", output, self.job_output_tail())
+            self.assertNotIn("no GPU here", output)
+            self.assertIn(run.returncode, (0, 1), f"{shown}\n{self.job_output_tail()}")
+            self.assertNotIn("not run yet", after)
+            return
+        self.assertEqual(run.returncode, 0, f"{shown}\n{self.job_output_tail()}")
+        self.assertIn("JobState=COMPLETED", record)
+        line = f"==> no GPU here: {LAB} was built, and its GPU part was skipped"
+        self.assertRegex(output, f"(?m)^{re.escape(line)}", "the job's output")
+        self.assertRegex(shown, f"(?m)^{re.escape(line)}", "the terminal")
+        self.assertRegex(shown, r"(?m)^SKIP: no usable CUDA device")
         self.assertRegex(after, r"not run yet: built [0-9-]+ [0-9:]+, but no usable CUDA device")
 
     def test_2_slurm_refuses_the_job(self):
