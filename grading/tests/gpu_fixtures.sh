@@ -30,7 +30,8 @@
 # 240). The references and starters are built once, first; the fixtures are graded in groups of the
 # same labs and configuration (the references run once per group); PER_LAB=1 grades each lab in a
 # group of its own. REFERENCE_DIR (default: a temporary folder) keeps the reference builds for the
-# next run. Every submission's cost.json is copied to OUTDIR/cost/GROUP/NAME.json, and the costs are
+# next run. GPUS (all, or a list such as 0,1) grades each group across those GPUs, a worker per GPU
+# (grade --gpus). Every submission's cost.json is copied to OUTDIR/cost/GROUP/NAME.json, and the costs are
 # printed per group (a lab, or the labs of a group): GPU seconds and wall seconds per submission.
 set -u
 out=${1:?usage: gpu_fixtures.sh OUTDIR}
@@ -122,6 +123,7 @@ GPU_ARCH=${GPU_ARCH:-$(python3 -m coursemodel.build --print-gpu-arch)}
 ref=${REFERENCE_DIR:-$work/ref}
 mkdir -p "$ref"
 common=(--gpu-arch "$GPU_ARCH" --reference-dir "$ref" --scratch "$work")
+[ -n "${GPUS:-}" ] && common+=(--gpus "$GPUS")  # a worker per GPU (all, or 0,1): each group across them
 echo "building the references and starters of $labs" | tee "$out/grade.log"
 PYTHONUNBUFFERED=1 python3 -m grading build-reference --labs "$labs" --gpu-arch "$GPU_ARCH" \
   --reference-dir "$ref" >>"$out/grade.log" 2>&1 || { cat "$out/grade.log"; exit 2; }

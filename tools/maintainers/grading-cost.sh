@@ -10,7 +10,8 @@
 #   bash tools/maintainers/grading-cost.sh OUTDIR [LABS [COPIES]]
 # LABS: comma-separated (default 01-matadd,06-reduction,14-tensor-cores); COPIES default 5. Needs a
 # GPU, bubblewrap and root, as grading/tests/gpu_fixtures.sh (which does the work: SET=cost). GPU_ARCH,
-# REFERENCE_DIR and SANITIZER_TIMEOUT pass through.
+# REFERENCE_DIR and SANITIZER_TIMEOUT pass through; GPUS=all grades each lab's copies across every GPU
+# of the host, a worker per GPU (each copy's GPU seconds stay its own; the group's wall time divides).
 set -u
 out=${1:?usage: grading-cost.sh OUTDIR [LABS [COPIES]]}
 labs=${2:-01-matadd,06-reduction,14-tensor-cores}
