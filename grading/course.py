@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import shutil
 import subprocess
@@ -14,6 +15,9 @@ from coursemodel.labs import Lab, LabError, is_safe_relative  # noqa: F401  (the
 
 # Never part of any edition or staging copy: version control, build outputs, caches.
 ALWAYS_SKIPPED = (".git/", "build/", "build-*/", "builddir/", "__pycache__/", "*.pyc", "site/", "site-instructors/")
+# Never read by a lab's build (meson reads the build files, common/, coursemodel/, tools/ and the
+# lab's own folders): left out of the fingerprint of a reference build.
+NOT_BUILT = ("docs/", "grading/", "instructors/", "labcli/", ".ci/", "*.md")
 # A course tree that cannot be graded; a lab.json that breaks the schema is one.
 CourseError = LabError
 
@@ -62,6 +66,22 @@ class Course:
             subdirs[:] = sorted(d for d in subdirs if not matches(rel_dir + d + "/", ALWAYS_SKIPPED))
             out += [rel_dir + n for n in names if not matches(rel_dir + n, ALWAYS_SKIPPED)]
         return sorted(p for p in out if (self.root / p).is_file() and not (self.root / p).is_symlink())
+
+    def build_fingerprint(self, lab: Lab) -> str:
+        """What a build of `lab` is made from, as one digest: the path and content of every course
+        file its build may read (every file but the other labs', their solutions' and NOT_BUILT). A
+        reference or starter build kept in a --reference-dir is reused only while this holds: an
+        edit to a solution, a harness, a given header or common/ makes the next grading build again."""
+        digest = hashlib.sha256()
+        for rel in self.files():
+            top = rel.split("/", 2)
+            if top[0] in ("labs", "solutions") and len(top) > 2 and top[1] != lab.name:
+                continue
+            if matches(rel, NOT_BUILT):
+                continue
+            digest.update(rel.encode() + b"\0")
+            digest.update(hashlib.sha256((self.root / rel).read_bytes()).digest())
+        return digest.hexdigest()
 
     def edition_files(self, exclude: list[str]) -> list[str]:
         """The student edition: the course minus instructor-only files."""

@@ -34,6 +34,7 @@ from .submission import LabFiles, Taken, scan_for_review, take, write_lab_files
 # #include must not find the solutions or the grader's files.
 STAGING_EXCLUDE = ["solutions/", "grading/", "docs/", ".ci/", ".devkit/", ".github/"]
 SANITIZER_LOG_HEAD = 2 << 20
+STAMP = ".grading-stamp"  # in a kept reference or starter build: what it was built for (Reference.stamp)
 VERBOSE = True  # the grader's progress lines (__main__ turns them off where nobody watches)
 
 
@@ -113,6 +114,7 @@ class Reference:
         self.labs: dict[str, ReferenceLab] = {}
         self.starters: dict[str, integrity.Starter | str] = {}
         self.dumps: dict[tuple[str, int, bool], tuple[dict, str]] = {}
+        self.stamps: dict[str, str] = {}
 
     def get(self, lab: Lab) -> ReferenceLab:
         if lab.name not in self.labs:
@@ -122,12 +124,19 @@ class Reference:
     def build_dir(self, lab: Lab) -> Path:
         return self.directory / lab.name / "build"
 
+    def stamp(self, lab: Lab) -> str:
+        """What a kept build must have been made for: this GPU architecture and these course files
+        (Course.build_fingerprint), so that a --reference-dir never serves a build of older files."""
+        if lab.name not in self.stamps:
+            self.stamps[lab.name] = f"{self.gpu_arch}\n{self.course.build_fingerprint(lab)}\n"
+        return self.stamps[lab.name]
+
     def build(self, lab: Lab) -> runner.Build:
         build_dir = self.build_dir(lab)
         exe = runner.harness_path(build_dir, lab)
-        stamp = build_dir / ".grading-arch"
-        if exe.is_file() and stamp.is_file() and stamp.read_text() == self.gpu_arch:
-            return runner.Build(True, exe)  # built earlier (build-reference, or an earlier submission)
+        stamp = build_dir / STAMP
+        if exe.is_file() and stamp.is_file() and stamp.read_text() == self.stamp(lab):
+            return runner.Build(True, exe)  # built earlier from these files (build-reference, an earlier submission)
         if build_dir.exists():
             shutil.rmtree(build_dir)
         build_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +144,7 @@ class Reference:
         result = runner.build(None, self.course.root, build_dir, lab, "solution", self.gpu_arch,
                               self.config.limits["build_timeout_s"], self.directory / lab.name / "build.log")
         if result.ok:
-            stamp.write_text(self.gpu_arch)
+            stamp.write_text(self.stamp(lab))
         return result
 
     def _run(self, lab: Lab, exe: Path, suite: str, work: Path, timeout: float, name: str, seed: int | None = None,
@@ -271,8 +280,8 @@ class Reference:
         folder of this process's own first: grading runs in parallel (a cluster's tasks) may share
         the reference folder, and the first to finish puts its build in place."""
         final = self.directory / lab.name / "starter"
-        stamp = final / ".grading-arch"
-        if not (stamp.is_file() and stamp.read_text() == self.gpu_arch):
+        stamp = final / STAMP
+        if not (stamp.is_file() and stamp.read_text() == self.stamp(lab)):
             (self.directory / lab.name).mkdir(parents=True, exist_ok=True)
             build_dir = Path(tempfile.mkdtemp(prefix="starter-", dir=self.directory / lab.name))
             log(f"building the starter of {lab.name} (the integrity check's baseline)", detail=True)
@@ -281,9 +290,9 @@ class Reference:
             if not built.ok:
                 shutil.rmtree(build_dir, ignore_errors=True)
                 raise ObjectCheckError(f"the starter of {lab.name} does not build: {built.reason}")
-            (build_dir / ".grading-arch").write_text(self.gpu_arch)
-            if final.exists() and not (stamp.is_file() and stamp.read_text() == self.gpu_arch):
-                shutil.rmtree(final, ignore_errors=True)  # an old one (another GPU), or an unfinished one
+            (build_dir / STAMP).write_text(self.stamp(lab))
+            if final.exists() and not (stamp.is_file() and stamp.read_text() == self.stamp(lab)):
+                shutil.rmtree(final, ignore_errors=True)  # an old one (another GPU, older files), or an unfinished one
             try:
                 os.rename(build_dir, final)
             except OSError:  # another process put its own in place meanwhile: the same files
