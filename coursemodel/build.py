@@ -23,6 +23,7 @@ course's GPU) takes SCRIPT_GPU_ARCH from here, through --print-gpu-arch, with th
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shlex
@@ -67,6 +68,48 @@ def configure(build_dir: Path, source_dir: Path | None = None, **options) -> sub
     """Runs setup_command(); its output is captured (stdout and stderr together)."""
     return subprocess.run(setup_command(build_dir, source_dir, **options), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, check=False)
+
+
+# Meson 1.0 (Debian 12's) asks nvcc for no dependency file, so ninja does not know which headers a
+# CUDA object includes: after a course update that changes a given header (a lab's .cuh or .hpp,
+# common/, or a lab.json, from which the build generates each lab's step list header), `ninja`
+# alone would keep the old objects. The folder remembers a digest of those files.
+HEADERS_STAMP = "course-headers.sha256"
+HEADER_SUFFIXES = (".cuh", ".hpp", ".h", ".inl")
+
+
+def headers_digest(source_dir: Path) -> str:
+    """A digest of every header and lab.json under common/, labs/ and solutions/ (paths and contents)."""
+    digest = hashlib.sha256()
+    for top in ("common", "labs", "solutions"):
+        root = source_dir / top
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if (path.suffix in HEADER_SUFFIXES or path.name == "lab.json") and path.is_file():
+                digest.update(path.relative_to(source_dir).as_posix().encode() + b"\0")
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def drop_stale_cuda_objects(build_dir: Path, source_dir: Path) -> int:
+    """Where the course's headers differ from those build_dir last saw (or it never noted them),
+    removes build_dir's CUDA objects, so that the next ninja compiles them again (ccache, where
+    installed, serves those whose preprocessed source did not change); then notes the headers.
+    Returns how many objects it removed."""
+    stamp = build_dir / HEADERS_STAMP
+    current = headers_digest(source_dir)
+    try:
+        if stamp.read_text().strip() == current:
+            return 0
+    except OSError:
+        pass
+    removed = 0
+    for obj in build_dir.rglob("*.cu.o"):
+        obj.unlink(missing_ok=True)
+        removed += 1
+    stamp.write_text(current + "\n")
+    return removed
 
 
 def compile_command(build_dir: Path, source: Path, output: Path | None = None) -> list[str]:

@@ -137,6 +137,8 @@ def configure(course: Course, flavour: str) -> Path:
         say(f"configuring {build_dir.name} (labs from the {flavour}s, GPU architecture: {build.gpu_arch()})")
         shutil.rmtree(build_dir, ignore_errors=True)  # a half-configured folder from an earlier failure
         quiet(build.setup_command(build_dir, labs_from=flavour), cwd=course.root)
+    if build.drop_stale_cuda_objects(build_dir, course.root):
+        say(f"the course's headers changed since {build_dir.name}/ was last built: its CUDA files compile again")
     return build_dir
 
 

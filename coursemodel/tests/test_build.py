@@ -90,5 +90,61 @@ class BuildTest(unittest.TestCase):
                 build.compile_command(build_dir, Path(tmp) / "src" / "b.cu")
 
 
+class StaleCudaObjectsTest(unittest.TestCase):
+    """Meson 1.0 records no header dependencies for CUDA objects: a build folder drops its CUDA
+    objects when the course's headers (or a lab.json) changed since it last noted them."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", str(self.tmp)], check=False))
+        self.source, self.build = self.tmp / "course", self.tmp / "course" / "build"
+        for rel, text in (("common/check.hpp", "// given\n"), ("labs/01-x/x.cuh", "// given\n"),
+                          ("labs/01-x/lab.json", "{}\n"), ("labs/01-x/x.cu", "// the student's\n"),
+                          ("docs/x.md", "notes\n")):
+            (self.source / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.source / rel).write_text(text)
+
+    def objects(self, *names):
+        for name in names:
+            (self.build / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.build / name).write_bytes(b"object")
+
+    def left(self):
+        return sorted(p.relative_to(self.build).as_posix() for p in self.build.rglob("*.o"))
+
+    def test_a_new_folder_notes_the_headers_and_later_runs_keep_the_objects(self):
+        self.build.mkdir()
+        self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 0)
+        self.objects("labs/01-x/a.p/x.cu.o", "labs/01-x/t.p/test.cpp.o")
+        self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 0)
+        self.assertEqual(self.left(), ["labs/01-x/a.p/x.cu.o", "labs/01-x/t.p/test.cpp.o"])
+
+    def test_a_changed_header_or_lab_json_drops_the_cuda_objects_only(self):
+        self.build.mkdir()
+        build.drop_stale_cuda_objects(self.build, self.source)
+        for rel in ("common/check.hpp", "labs/01-x/x.cuh", "labs/01-x/lab.json"):
+            with self.subTest(changed=rel):
+                self.objects("labs/01-x/a.p/x.cu.o", "common/c.p/unity0.cu.o", "labs/01-x/t.p/test.cpp.o")
+                (self.source / rel).write_text((self.source / rel).read_text() + " ")
+                self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 2)
+                self.assertEqual(self.left(), ["labs/01-x/t.p/test.cpp.o"])  # g++ objects have their own deps
+                self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 0)
+
+    def test_what_ninja_already_tracks_changes_nothing(self):
+        self.build.mkdir()
+        build.drop_stale_cuda_objects(self.build, self.source)
+        self.objects("labs/01-x/a.p/x.cu.o")
+        for rel in ("labs/01-x/x.cu", "docs/x.md"):  # the student's .cu is the object's own source
+            (self.source / rel).write_text("edited\n")
+        self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 0)
+        self.assertEqual(self.left(), ["labs/01-x/a.p/x.cu.o"])
+
+    def test_a_folder_that_never_noted_the_headers_is_rebuilt_once(self):
+        self.objects("labs/01-x/a.p/x.cu.o")  # built before the folder noted its headers
+        self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 1)
+        self.objects("labs/01-x/a.p/x.cu.o")
+        self.assertEqual(build.drop_stale_cuda_objects(self.build, self.source), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
