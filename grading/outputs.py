@@ -218,15 +218,9 @@ def markdown(grade) -> str:
             out.append("")
             lost = [(s, r) for s in lab.steps for r in s.reasons]
             if lost:
-                out.append("Points lost:")
-                out.append("")
-                out += [f"- step {md(s.id)}: {md(r)}" for s, r in lost]
-                out.append("")
+                out += _listed("Points lost:", [f"step {md(s.id)}: {md(r)}" for s, r in lost])
         if lab.review_flags:
-            out.append("For the instructor's review:")
-            out.append("")
-            out += [f"- {md(flag)}" for flag in lab.review_flags]
-            out.append("")
+            out += _listed("For the instructor's review:", [md(flag) for flag in lab.review_flags])
         if _show_build_log(lab):
             out += _folded("Build log (end)", lab.build_log)
         elif lab.output and lab.state != NOT_SUBMITTED:
@@ -241,20 +235,19 @@ def markdown(grade) -> str:
                    "each lab's lab.json lists were taken; the harness, common/ and the build files are the course's.")
         out.append("")
         if taken.ignored_count:
-            out.append(f"Ignored ({taken.ignored_count}):")
-            out.append("")
-            out += [f"- {_cell(line)}" for line in taken.ignored]
-            if taken.ignored_count > len(taken.ignored):
-                out.append(f"- ... and {taken.ignored_count - len(taken.ignored)} more")
-            out.append("")
+            more = taken.ignored_count - len(taken.ignored)
+            out += _listed(f"Ignored ({taken.ignored_count}):",
+                           [_cell(line) for line in taken.ignored] + ([f"... and {more} more"] if more > 0 else []))
     if grade.warnings:
-        out.append("## Warnings")
-        out.append("")
-        out += [f"- {md(w)}" for w in grade.warnings]
-        out.append("")
+        out += _listed("## Warnings", [md(w) for w in grade.warnings])
     out.append(f"Sandbox: {md(grade.sandbox)}. Seeds: {grade.seed_mode}.")
     out.append("")
     return "\n".join(out)
+
+
+def _listed(title: str, items: list[str]) -> list[str]:
+    """A report's list: its title line, a blank line, a bullet per item, a blank line."""
+    return [title, "", *[f"- {item}" for item in items], ""]
 
 
 def _folded(title: str, text: str) -> list[str]:
