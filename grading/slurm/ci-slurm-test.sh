@@ -8,7 +8,7 @@
 #   labcli/tests/test_slurm_cluster.py    `./lab 01-matadd --slurm`
 # The node offers its GPUs as GRES "gpu" (gres.conf names each one's device file, so Slurm sets a task's
 # CUDA_VISIBLE_DEVICES) and the tests submit with the scripts' own --gres=gpu:1. Without a GPU the node
-# still declares two GRES "gpu" (links to /dev/null): the request is scheduled as on a cluster and
+# still declares one GRES "gpu" (a link to /dev/null): the request is scheduled as on a cluster and
 # every task ends "not graded: no GPU". On a host with GPUs the class test runs too: 20 submissions of
 # lab 01 (colliding names, a broken archive, one that holds a path twice, a name with a control
 # character) graded with every check on, one task per GPU; it prints the gradebook and the cost, and
@@ -88,7 +88,7 @@ for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.2; done
 munge -n -S "$socket" 2>/dev/null | unmunge -S "$socket" >/dev/null 2>&1 \
   || skip "munged would not start: $(tail -n 3 "$work/munged.log" 2>/dev/null | tr '\n' ' ')"
 
-# --- the GPUs: a GRES each, named by its device file; none here: two stand-ins ----------------------
+# --- the GPUs: a GRES each, named by its device file; none here: one stand-in -----------------------
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 gpus=${gpus:-0}
 if [ "$gpus" -gt 0 ]; then
@@ -98,11 +98,12 @@ if [ "$gpus" -gt 0 ]; then
     echo "Name=gpu File=/dev/nvidia$index" >>"$work/gres.conf"
   done
   gres_count=$gpus
-else  # Slurm wants a character device per GRES "gpu" and counts them by name: two links to /dev/null
+else  # Slurm wants a character device per GRES "gpu" (a link to /dev/null stands in for one), and
+  # one stand-in keeps the tasks one at a time, as on a one-GPU node (this machine has few cores)
   mkdir "$work/no-gpu"
-  ln -s /dev/null "$work/no-gpu/gpu0" && ln -s /dev/null "$work/no-gpu/gpu1"
-  echo "Name=gpu File=$work/no-gpu/gpu[0-1]" >"$work/gres.conf"
-  gres_count=2
+  ln -s /dev/null "$work/no-gpu/gpu0"
+  echo "Name=gpu File=$work/no-gpu/gpu0" >"$work/gres.conf"
+  gres_count=1
 fi
 # 8 CPUs and 32 GB per task, as grade-array.sbatch asks, for as many tasks at once as there are GPUs
 cpus=$((8 * gres_count))
@@ -162,7 +163,7 @@ say "Slurm $(sinfo --version | awk '{print $2}') is up: node $host idle, partiti
 
 # --- the tests -------------------------------------------------------------------------------
 cd "$course" || fail "no course at $course"
-say "GRES: gpu:$gres_count ($([ "$gpus" -gt 0 ] && echo "$gpus GPU(s): $(tr '\n' ' ' <"$work/gres.conf")" || echo "no GPU here: two stand-ins for the scripts' request"))"
+say "GRES: gpu:$gres_count ($([ "$gpus" -gt 0 ] && echo "$gpus GPU(s): $(tr '\n' ' ' <"$work/gres.conf")" || echo "no GPU here: a stand-in for the scripts' request"))"
 LAB_SLURM_CLUSTER=1 LAB_SLURM_GPUS=$gpus LAB_SLURM_GRES=gpu:1 LAB_GPU_ARCH=$arch python3 -m unittest -v \
   grading.tests.test_slurm_cluster labcli.tests.test_slurm_cluster || fail "the tests against Slurm (above)"
 if [ "$gpus" -gt 0 ]; then
