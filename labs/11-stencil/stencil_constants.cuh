@@ -168,15 +168,22 @@ template <class Tile>
 using UnalignedStaged = StagedTile<Tile::kStencilRadius, Tile::kRowsPerThread, Tile::kAhead, Tile::kThreadsY,
                                    (Tile::kMinBlocksPerSm + 1) / 2>;
 
-// --- steps 6c to 6e: four points in x per thread ----------------------------------------------
+// --- step 6c: the 25-point stencil, register-blocked -------------------------------------------
 
-/// The thread layout and plane stage steps 6c, 6d and 6e share: 32 x kThreadsY threads own a
-/// kTileX x kTileY column of the grid, kTileX = 128; thread (tx, ty) computes kPointsX = 4
+/// A block of 32 x kThreadsY threads owns a kTileX x kTileY column of the grid, kTileX = 128, and
+/// walks it along z through a ring of stages as in step 6. Thread (tx, ty) computes kPointsX = 4
 /// consecutive points in x (columns 4 tx .. 4 tx + 3 of the tile: one float4) in each of its
-/// kRowsPerThread consecutive rows ty * kRowsPerThread + k. A stage holds one plane of the tile
-/// with its halo: kStageY = kTileY + 2 R rows of kStageX = kTileX + 2 kPad floats.
-template <int kRadius, int kRows, int kThreadRows>
-struct Float4Tile {
+/// kRowsPerThread consecutive rows ty * kRowsPerThread + k, so that it reads its stage 16 bytes at
+/// a time: a column of kRowsPerThread + 2 R float4 (centres and y-neighbours), and one float4 left
+/// and right of each row (the x-neighbours, kPad = R = 4 floats each side).
+///
+/// The stages are step 6's, 128 + 8 floats wide; plane p uses stage (p - z_first) % kStages. At
+/// plane z a thread reads the planes z + 1 .. z + R from their stages and keeps the R planes below
+/// z in registers (kRowsPerThread x R float4): they were the stages' planes z - R .. z - 1 and are
+/// gone from the ring. The z-loop is unrolled by kStages planes, a multiple of R, so that every
+/// stage and every register slot is a constant.
+template <int kRadius, int kRows, int kAheadPlanes, int kThreadRows, int kMinBlocks>
+struct BlockedTile {
     static constexpr int kStencilRadius = kRadius;
     static constexpr int kPointsX = 4;  ///< one float4 of outputs per row
     static constexpr int kThreadsX = 32;
@@ -188,35 +195,16 @@ struct Float4Tile {
     static constexpr int kPad = 4;  ///< floats staged left and right of the tile: one float4
     static constexpr int kStageX = kTileX + 2 * kPad;
     static constexpr int kStageY = kTileY + 2 * kRadius;
-
-    static_assert(kThreadsY >= 1 && kThreads <= 1024, "a block has at most 1024 threads: kThreadRows <= 32");
-    static_assert(kRowsPerThread >= 1, "each thread needs at least one row: kRows >= 1");
-    static_assert(kRadius >= 1 && kRadius <= kPad, "the x-neighbours must lie in the float4 left and right of a "
-                                                   "thread's four points: make kRadius at most kPad");
-};
-
-// --- step 6c: the 25-point stencil, register-blocked -------------------------------------------
-
-/// A Float4Tile whose block walks its column along z through a ring of stages as in step 6. A
-/// thread reads its stage 16 bytes at a time: a column of kRowsPerThread + 2 R float4 (centres and
-/// y-neighbours), and one float4 left and right of each row (the x-neighbours, kPad = R = 4 floats
-/// each side).
-///
-/// The stages are step 6's, 128 + 8 floats wide; plane p uses stage (p - z_first) % kStages. At
-/// plane z a thread reads the planes z + 1 .. z + R from their stages and keeps the R planes below
-/// z in registers (kRowsPerThread x R float4): they were the stages' planes z - R .. z - 1 and are
-/// gone from the ring. The z-loop is unrolled by kStages planes, a multiple of R, so that every
-/// stage and every register slot is a constant.
-template <int kRadius, int kRows, int kAheadPlanes, int kThreadRows, int kMinBlocks>
-struct BlockedTile : Float4Tile<kRadius, kRows, kThreadRows> {
-    using Base = Float4Tile<kRadius, kRows, kThreadRows>;
-    using Base::kStageX, Base::kStageY;
     static constexpr int kStagePoints = kStageX * kStageY;
     static constexpr int kAhead = kAheadPlanes;
     static constexpr int kStages = kRadius + 1 + kAhead;
     static constexpr int kMinBlocksPerSm = kMinBlocks;
     static constexpr int kSharedBytes = kStages * kStagePoints * static_cast<int>(sizeof(float));
 
+    static_assert(kThreadsY >= 1 && kThreads <= 1024, "a block has at most 1024 threads: kThreadRows <= 32");
+    static_assert(kRowsPerThread >= 1, "each thread needs at least one row: kRows >= 1");
+    static_assert(kRadius >= 1 && kRadius <= kPad, "the x-neighbours must lie in the float4 left and right of a "
+                                                   "thread's four points: make kRadius at most kPad");
     static_assert(kAhead >= 1 && kAhead <= 8, "cp.async.wait_group counts at most 8 pending planes, and at least "
                                               "one plane must be on its way: 1 <= kAheadPlanes <= 8");
     static_assert(kStages % kRadius == 0, "the z-loop is unrolled by kStages planes, which must be a multiple of R "
@@ -239,12 +227,14 @@ using UnalignedBlocked = BlockedTile<Tile::kStencilRadius, Tile::kRowsPerThread,
 
 // --- steps 6d and 6e: a ring of plane stages filled by the TMA, running sums along z -----------
 
-/// A Float4Tile whose block walks its column along z through one slab of kSlabPlanes planes
-/// (shorter on small grids).
+/// A block of 32 x kThreadsY threads owns a kTileX x kTileY column of the grid, kTileX = 128, and
+/// walks it along z through one slab of kSlabPlanes planes (shorter on small grids). Thread
+/// (tx, ty) computes kPointsX = 4 consecutive points in x (one float4) in each of its
+/// kRowsPerThread consecutive rows ty * kRowsPerThread + k, as in step 6c.
 ///
 /// The planes come through a ring of kStages stages in dynamic shared memory, each one plane of
-/// the tile with its halo, from x0 - kPad and y0 - R, each stage starting on a 128-byte boundary
-/// (kStageBytes apart). The
+/// the tile with its halo: kStageY = kTileY + 2 R rows of kStageX = kTileX + 2 kPad floats, from
+/// x0 - kPad and y0 - R, each stage starting on a 128-byte boundary (kStageBytes apart). The
 /// tensor memory accelerator (TMA) copies a whole stage with one instruction, issued by one
 /// thread, and writes zeros where the box lies outside the grid. Each stage has two mbarriers: a
 /// "full" one, which the copy's bytes complete, and an "empty" one, at which every thread arrives
@@ -265,9 +255,18 @@ using UnalignedBlocked = BlockedTile<Tile::kStencilRadius, Tile::kRowsPerThread,
 /// __syncwarp(), instead of every thread (kEmptyArrivals arrivals complete its phase).
 template <int kRadius, int kRows, int kThreadRows, int kStagesInRing, int kSlab, int kMinBlocks,
           bool kArrivalPerWarp = false>
-struct RingTile : Float4Tile<kRadius, kRows, kThreadRows> {
-    using Base = Float4Tile<kRadius, kRows, kThreadRows>;
-    using Base::kStageX, Base::kStageY, Base::kThreads, Base::kThreadsX;
+struct RingTile {
+    static constexpr int kStencilRadius = kRadius;
+    static constexpr int kPointsX = 4;  ///< one float4 of outputs per row
+    static constexpr int kThreadsX = 32;
+    static constexpr int kThreadsY = kThreadRows;
+    static constexpr int kRowsPerThread = kRows;
+    static constexpr int kThreads = kThreadsX * kThreadsY;
+    static constexpr int kTileX = kThreadsX * kPointsX;
+    static constexpr int kTileY = kThreadsY * kRows;
+    static constexpr int kPad = 4;  ///< floats staged left and right of the tile: one float4
+    static constexpr int kStageX = kTileX + 2 * kPad;
+    static constexpr int kStageY = kTileY + 2 * kRadius;
     /// The bytes one copy brings (the TMA's box), and the distance between stages.
     static constexpr int kCopyBytes = kStageX * kStageY * static_cast<int>(sizeof(float));
     static constexpr int kStageBytes = (kCopyBytes + 127) / 128 * 128;
@@ -280,6 +279,10 @@ struct RingTile : Float4Tile<kRadius, kRows, kThreadRows> {
     /// The ring, and 128 bytes to start it on a 128-byte boundary (the TMA writes there).
     static constexpr int kSharedBytes = kStages * kStageBytes + 128;
 
+    static_assert(kThreadsY >= 1 && kThreads <= 1024, "a block has at most 1024 threads: kThreadRows <= 32");
+    static_assert(kRowsPerThread >= 1, "each thread needs at least one row: kRows >= 1");
+    static_assert(kRadius >= 1 && kRadius <= kPad, "the x-neighbours must lie in the float4 left and right of a "
+                                                   "thread's four points: make kRadius at most kPad");
     static_assert(kStageX <= 256 && kStageY <= 256, "a TMA box has at most 256 points a side: fewer rows");
     static_assert(kStages >= 3, "one stage being read, one left to the slowest warp, at least one on its way: "
                                 "kStagesInRing >= 3");

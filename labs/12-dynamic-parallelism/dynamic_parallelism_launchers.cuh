@@ -94,24 +94,6 @@ LevelTotals seed_levels(std::size_t count, const SortWorkspace& workspace) {
     return first;
 }
 
-// What steps 3 and 4 do before their first grid: the arguments checked, the pending-launch limit
-// set, no partition grid counted, fresh counters.
-void prepare_device_launched(const Key* keys, std::size_t count, const SortWorkspace& workspace) {
-    check_sort_arguments(keys, count, workspace, SortKind::device_launched);
-    apply_pending_launch_limit(workspace.pending_launch_limit);
-    reset_partition_grids(workspace);
-    reset_counters(workspace);
-}
-
-// What steps 5 and 5b do before their first driver: the arguments checked, the pending-launch
-// limit set, no partition grid counted, level 0 seeded.
-void prepare_device_levels(const Key* keys, std::size_t count, const SortWorkspace& workspace) {
-    check_sort_arguments(keys, count, workspace, SortKind::batched);
-    apply_pending_launch_limit(workspace.pending_launch_limit);
-    reset_partition_grids(workspace);
-    seed_levels(count, workspace);
-}
-
 }  // namespace
 
 // A partition grid is only launched for more than kLeafKeys keys, and the pivot splits near the
@@ -183,7 +165,10 @@ void sort_host_batched(Key* keys, std::size_t count, SortWorkspace workspace) {
 
 void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    prepare_device_launched(keys, count, workspace);
+    check_sort_arguments(keys, count, workspace, SortKind::device_launched);
+    apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
+    reset_counters(workspace);
     const Segment all{0U, static_cast<unsigned int>(count)};
     // Record 0 is this grid's; the keys start in `keys` and go to the scratch buffer first.
     quicksort_device_launched_kernel<kPartitionThreads><<<cl::blocks_for(count, kTileKeys), kPartitionThreads>>>(
@@ -193,7 +178,10 @@ void sort_device_launched(Key* keys, std::size_t count, SortWorkspace workspace)
 
 void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    prepare_device_launched(keys, count, workspace);
+    check_sort_arguments(keys, count, workspace, SortKind::device_launched);
+    apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
+    reset_counters(workspace);
     const Segment all{0U, static_cast<unsigned int>(count)};
     quicksort_bounded_kernel<kPartitionThreads><<<cl::blocks_for(count, kTileKeys), kPartitionThreads>>>(
         keys, workspace.scratch, keys, all, 0, workspace.counters, workspace);
@@ -202,7 +190,10 @@ void sort_device_bounded(Key* keys, std::size_t count, SortWorkspace workspace) 
 
 void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    prepare_device_levels(keys, count, workspace);
+    check_sort_arguments(keys, count, workspace, SortKind::batched);
+    apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
+    seed_levels(count, workspace);
     // The first driver: level 0 (or the one leaf) from keys to scratch; every later one is
     // tail-launched by the one before it.
     level_driver_kernel<kPartitionThreads><<<1, 1>>>(keys, workspace.scratch, keys, workspace.levels[0],
@@ -212,7 +203,10 @@ void sort_device_levels(Key* keys, std::size_t count, SortWorkspace workspace) {
 
 void sort_device_levels_warp_counts(Key* keys, std::size_t count, SortWorkspace workspace) {
     if (count == 0) return;
-    prepare_device_levels(keys, count, workspace);
+    check_sort_arguments(keys, count, workspace, SortKind::batched);
+    apply_pending_launch_limit(workspace.pending_launch_limit);
+    reset_partition_grids(workspace);
+    seed_levels(count, workspace);
     // As step 5: the first driver from the host, every later one tail-launched by the one before.
     level_driver_warp_counts_kernel<kPartitionThreads><<<1, 1>>>(keys, workspace.scratch, keys, workspace.levels[0],
                                                                  workspace.levels[1], 0, workspace);

@@ -31,55 +31,6 @@ __host__ __device__ constexpr unsigned int tiles_of(const LevelTotals& totals) {
 // A partition, block by block.
 // ---------------------------------------------------------------------------------------
 
-// A lane's sample and its rank among the warp's 32 samples (every lane of the warp calls it).
-struct RankedSample {
-    Key sample;
-    unsigned int rank;  ///< 0..31; equal samples are ranked by lane, so exactly one lane has each rank
-};
-
-__device__ __forceinline__ RankedSample ranked_sample(const Key* src, Segment segment, unsigned int lane) {
-    // Sample `lane` sits in the middle of the lane-th of 32 equal parts of the segment.
-    const std::size_t position =
-        (static_cast<std::size_t>(2 * lane + 1) * segment.count) / (2 * static_cast<std::size_t>(kPivotSamples));
-    const Key sample = src[segment.begin + position];
-    unsigned int rank = 0;
-    for (int other = 0; other < kWarpSize; ++other) {
-        const Key theirs = __shfl_sync(kFullMask, sample, other);
-        rank += (theirs < sample || (theirs == sample && static_cast<unsigned int>(other) < lane)) ? 1U : 0U;
-    }
-    return {sample, rank};
-}
-
-// The end of a block's share of a partition: its ticket. Release first (this thread's keys are
-// visible on the whole GPU before the block's ticket is); the block that takes the last ticket
-// acquires what the other blocks wrote before theirs. True in every thread of the last block;
-// `flag` is the block's shared word that passes it on.
-template <class Flag>
-__device__ __forceinline__ bool is_last_block(PartitionCounters* counters, unsigned int tiles, Flag& flag) {
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned int ticket = atomicAdd(&counters->blocks_done, 1U);
-        flag = static_cast<Flag>(ticket == tiles - 1);
-        if (flag) __threadfence();  // acquire: what the other blocks wrote before their tickets
-    }
-    __syncthreads();  // passes the flag, and thread 0's acquire, to the whole block
-    return flag;
-}
-
-// The last block of a partition: the keys equal to the pivot fill the middle of the segment,
-// between the two sides' totals (read at the L2, where the atomics were done, not from a line
-// this SM's L1 might hold).
-template <int kThreads>
-__device__ __forceinline__ PartitionOutcome fill_middle(Key* keys, Segment segment, Key pivot,
-                                                        const PartitionCounters* counters) {
-    const unsigned int total_less = __ldcg(&counters->less);
-    const unsigned int total_greater = __ldcg(&counters->greater);
-    const unsigned int middle_end = segment.begin + segment.count - total_greater;
-    for (unsigned int i = segment.begin + total_less + threadIdx.x; i < middle_end; i += kThreads) keys[i] = pivot;
-    return {true, total_less, total_greater};
-}
-
 // The pivot of `segment`: the median of kPivotSamples keys spread evenly over it. Every thread of
 // the block calls it and gets the same pivot; warp 0 does the work. A median of 32 samples splits
 // a segment close to its middle on any input; the lecture's data[0] (the first key) is the worst
@@ -90,8 +41,18 @@ __device__ Key sample_pivot(const Key* src, Segment segment) {
     static_assert(kThreads >= kWarpSize, "warp 0 samples the pivot: use at least 32 threads per block");
     __shared__ Key pivot;
     if (threadIdx.x < kWarpSize) {
-        const RankedSample mine = ranked_sample(src, segment, threadIdx.x);
-        if (mine.rank == kPivotSamples / 2) pivot = mine.sample;  // exactly one lane holds the median
+        const unsigned int lane = threadIdx.x;
+        // Sample `lane` sits in the middle of the lane-th of 32 equal parts of the segment.
+        const std::size_t position =
+            (static_cast<std::size_t>(2 * lane + 1) * segment.count) / (2 * static_cast<std::size_t>(kPivotSamples));
+        const Key sample = src[segment.begin + position];
+        // Its rank among the samples; equal samples are ranked by lane, so the ranks are 0..31.
+        unsigned int rank = 0;
+        for (int other = 0; other < kWarpSize; ++other) {
+            const Key theirs = __shfl_sync(kFullMask, sample, other);
+            rank += (theirs < sample || (theirs == sample && static_cast<unsigned int>(other) < lane)) ? 1U : 0U;
+        }
+        if (rank == kPivotSamples / 2) pivot = sample;  // exactly one lane holds the median
     }
     __syncthreads();
     return pivot;
@@ -185,8 +146,23 @@ __device__ PartitionOutcome partition_tile(const Key* src, Key* dst, Key* keys, 
         dst[i < block_less ? less_to + i : greater_to + (i - block_less)] = shared.work.gathered[i];
     }
 
-    if (!is_last_block(counters, tiles, is_last)) return {};
-    return fill_middle<kThreads>(keys, segment, pivot, counters);
+    // Release: this thread's keys are visible on the whole GPU before the block's ticket is.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned int ticket = atomicAdd(&counters->blocks_done, 1U);
+        is_last = ticket == tiles - 1;
+        if (is_last) __threadfence();  // acquire: what the other blocks wrote before their tickets
+    }
+    __syncthreads();  // passes is_last, and thread 0's acquire, to the whole block
+    if (!is_last) return {};
+
+    // Read at the L2, where the atomics were done, not from a line this SM's L1 might hold.
+    const unsigned int total_less = __ldcg(&counters->less);
+    const unsigned int total_greater = __ldcg(&counters->greater);
+    const unsigned int middle_end = segment.begin + segment.count - total_greater;
+    for (unsigned int i = segment.begin + total_less + threadIdx.x; i < middle_end; i += kThreads) keys[i] = pivot;
+    return {true, total_less, total_greater};
 }
 
 // The same with the block's shared memory declared here (static): what the sorting steps call.
@@ -247,9 +223,16 @@ __device__ PartitionOutcome partition_tile_warp_counts(const Key* src, Key* dst,
 
     const unsigned int lane = threadIdx.x % kWarpSize;
     // Every warp finds the pivot itself (sample_pivot's samples and ranks, in registers).
-    const RankedSample mine = ranked_sample(src, segment, lane);
-    const unsigned int median_lane = __ballot_sync(kFullMask, mine.rank == kPivotSamples / 2);
-    const Key pivot = __shfl_sync(kFullMask, mine.sample, __ffs(static_cast<int>(median_lane)) - 1);
+    const std::size_t position =
+        (static_cast<std::size_t>(2 * lane + 1) * segment.count) / (2 * static_cast<std::size_t>(kPivotSamples));
+    const Key sample = src[segment.begin + position];
+    unsigned int rank = 0;
+    for (int other = 0; other < kWarpSize; ++other) {
+        const Key theirs = __shfl_sync(kFullMask, sample, other);
+        rank += (theirs < sample || (theirs == sample && static_cast<unsigned int>(other) < lane)) ? 1U : 0U;
+    }
+    const unsigned int median_lane = __ballot_sync(kFullMask, rank == kPivotSamples / 2);
+    const Key pivot = __shfl_sync(kFullMask, sample, __ffs(static_cast<int>(median_lane)) - 1);
     const unsigned int warp = threadIdx.x / kWarpSize;
     const unsigned int lanes_below = (1U << lane) - 1U;
 
@@ -300,8 +283,22 @@ __device__ PartitionOutcome partition_tile_warp_counts(const Key* src, Key* dst,
         greater_at += static_cast<unsigned int>(__popc(greater_lanes));
     }
 
-    if (!is_last_block(counters, tiles, is_last)) return {};
-    return fill_middle<kThreads>(keys, segment, pivot, counters);
+    // The ticket, as in partition_tile: release, then the last block acquires and reads the totals.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned int ticket = atomicAdd(&counters->blocks_done, 1U);
+        is_last = ticket == tiles - 1 ? 1U : 0U;
+        if (is_last != 0U) __threadfence();
+    }
+    __syncthreads();
+    if (is_last == 0U) return {};
+
+    const unsigned int total_less = __ldcg(&counters->less);
+    const unsigned int total_greater = __ldcg(&counters->greater);
+    const unsigned int middle_end = segment.begin + segment.count - total_greater;
+    for (unsigned int i = segment.begin + total_less + threadIdx.x; i < middle_end; i += kThreads) keys[i] = pivot;
+    return {true, total_less, total_greater};
 }
 
 // A grid that partitions one segment (steps 1, 3 and 4): block b takes tile b; gridDim.x must be
