@@ -31,6 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from coursemodel.labs import LAB_FILE
+
 DEFAULT_GPU_ARCH = "auto"
 # One architecture, where a script needs one: CI compiles for it alone (it has no GPU, and one
 # architecture compiles fastest), and the scripts run on the course's GPU (the H100, 9.0) build for it.
@@ -78,18 +80,26 @@ HEADERS_STAMP = "course-headers.sha256"
 HEADER_SUFFIXES = (".cuh", ".hpp", ".h", ".inl")
 
 
+def files_digest(root: Path, rels) -> str:
+    """One SHA-256 over the given files of `root` (repository-relative paths, in the order given):
+    each one's path and the SHA-256 of its content, so that a moved file or an edit changes it and
+    a new modification time does not."""
+    digest = hashlib.sha256()
+    for rel in rels:
+        digest.update(rel.encode() + b"\0")
+        digest.update(hashlib.sha256((root / rel).read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def headers_digest(source_dir: Path) -> str:
     """A digest of every header and lab.json under common/, labs/ and solutions/ (paths and contents)."""
-    digest = hashlib.sha256()
+    rels = []
     for top in ("common", "labs", "solutions"):
         root = source_dir / top
-        if not root.is_dir():
-            continue
-        for path in sorted(root.rglob("*")):
-            if (path.suffix in HEADER_SUFFIXES or path.name == "lab.json") and path.is_file():
-                digest.update(path.relative_to(source_dir).as_posix().encode() + b"\0")
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+        if root.is_dir():
+            rels += [path.relative_to(source_dir).as_posix() for path in sorted(root.rglob("*"))
+                     if (path.suffix in HEADER_SUFFIXES or path.name == LAB_FILE) and path.is_file()]
+    return files_digest(source_dir, rels)
 
 
 def drop_stale_cuda_objects(build_dir: Path, source_dir: Path) -> int:

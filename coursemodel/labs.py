@@ -51,6 +51,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+LAB_FILE = "lab.json"  # a lab's declaration, in its folder
+
 LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 HARNESS_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 HOST_CALL = re.compile(r"^[A-Za-z_][\w:]*$")
@@ -130,7 +132,7 @@ def load(lab_dir: Path) -> Lab:
     lab_dir = Path(lab_dir)
     where = f"labs/{lab_dir.name}/lab.json"
     try:
-        data = json.loads((lab_dir / "lab.json").read_text(encoding="utf-8"))
+        data = json.loads((lab_dir / LAB_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise LabError(f"{where}: unreadable: {error}") from error
     if not isinstance(data, dict):
@@ -254,7 +256,7 @@ def _steps(value, bad) -> tuple[Step, ...]:
 def lab_dirs(root: Path) -> list[Path]:
     """The folders of the labs the build knows: labs/*/ with a lab.json and a meson.build."""
     labs = Path(root) / "labs"
-    return sorted(d for d in labs.iterdir() if (d / "lab.json").is_file() and (d / "meson.build").is_file()) \
+    return sorted(d for d in labs.iterdir() if (d / LAB_FILE).is_file() and (d / "meson.build").is_file()) \
         if labs.is_dir() else []
 
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+from coursemodel import build as course_build
 from coursemodel import labs as course_labs
 from coursemodel.labs import Lab, LabError, is_safe_relative  # noqa: F401  (the grader's names for them)
 
@@ -72,16 +72,12 @@ class Course:
         file its build may read (every file but the other labs', their solutions' and NOT_BUILT). A
         reference or starter build kept in a --reference-dir is reused only while this holds: an
         edit to a solution, a harness, a given header or common/ makes the next grading build again."""
-        digest = hashlib.sha256()
-        for rel in self.files():
+        def read_by_the_build(rel: str) -> bool:
             top = rel.split("/", 2)
             if top[0] in ("labs", "solutions") and len(top) > 2 and top[1] != lab.name:
-                continue
-            if matches(rel, NOT_BUILT):
-                continue
-            digest.update(rel.encode() + b"\0")
-            digest.update(hashlib.sha256((self.root / rel).read_bytes()).digest())
-        return digest.hexdigest()
+                return False
+            return not matches(rel, NOT_BUILT)
+        return course_build.files_digest(self.root, [rel for rel in self.files() if read_by_the_build(rel)])
 
     def edition_files(self, exclude: list[str]) -> list[str]:
         """The student edition: the course minus instructor-only files."""
